@@ -1,0 +1,42 @@
+# One target per job; every target bootstraps .venv from the pinned dependencies first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+export PYTHONPATH := $(CURDIR)
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: lab test regen bench student slides lock clean
+
+$(STAMP): pyproject.toml .ci/constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c .ci/constraints.txt -e '.[test]'
+	touch $@
+
+## lab: set up and open the course in JupyterLab
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) $(LAB_ARGS)
+
+## test: set up and run the whole suite (course_lib tests + strict nbval on every chapter)
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+
+## regen: re-execute every chapter in place (deterministic: a second run changes nothing)
+regen: $(STAMP)
+	$(BIN)/python -m course_lib.notebooks regen $(or $(NB),$(NOTEBOOKS))
+
+## bench: speed figures, measured side by side in one run (never asserted in tests)
+bench: $(STAMP)
+	$(BIN)/python -m course_lib.bench
+
+## lock: re-resolve the pinned constraints after changing pyproject.toml
+lock:
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install --quiet --disable-pip-version-check '.[test]'
+	.lock-venv/bin/python -m pip freeze --exclude-editable | grep -v '^mcp-robustness-course' > .ci/constraints.txt
+	rm -rf .lock-venv
+
+clean:
+	rm -rf $(VENV) .pytest_cache student slides bench-results screenshots

@@ -1,0 +1,96 @@
+"""The bounded walker: one complete catalog, or a typed error. Never a partial result."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+
+from .errors import CatalogError
+
+# kind -> (ClientSession method, attribute holding the page's items, identity of an item)
+KINDS = {
+    "tools": ("list_tools", "tools", "name"),
+    "resources": ("list_resources", "resources", "uri"),
+    "templates": ("list_resource_templates", "resource_templates", "uri_template"),
+    "prompts": ("list_prompts", "prompts", "name"),
+}
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """A complete walk: the items in server order and the size of every page."""
+
+    kind: str
+    items: tuple
+    page_sizes: tuple[int, ...]
+
+    @property
+    def names(self) -> list[str]:
+        return [getattr(item, KINDS[self.kind][2]) for item in self.items]
+
+    @property
+    def pages(self) -> int:
+        return len(self.page_sizes)
+
+
+def _check_limit(name: str, value: Any, minimum: int) -> None:
+    # bool is an int subclass; True must not pass as a budget of 1.
+    if type(value) is not int or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def session_of(source: Any):
+    """Accept a Lab, an ``mcp.Client`` or a ``ClientSession`` and return the session."""
+    from mcp import Client
+
+    from .launch import Lab
+
+    if isinstance(source, (Lab, Client)):
+        return source.session
+    return source
+
+
+async def walk(source: Any, kind: str = "tools", *, max_pages: int = 32, max_items: int = 10_000) -> Catalog:
+    """Read every page of a list method and return the whole catalog.
+
+    The cursor goes back verbatim (``""`` is a cursor, not the end); the walk ends only when
+    ``next_cursor is None``. A repeated cursor, too many pages, too many items or a duplicate
+    identity raises ``CatalogError`` with ``reason`` set; nothing read so far is returned.
+    Invalid limits are rejected before any request is sent.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
+    _check_limit("max_pages", max_pages, 1)
+    _check_limit("max_items", max_items, 0)
+    method, field, identity = KINDS[kind]
+    list_page = getattr(session_of(source), method)
+
+    items: list = []
+    seen_ids: set = set()
+    seen_cursors: set[str] = set()
+    sizes: list[int] = []
+    cursor: str | None = None
+    for _ in range(max_pages):
+        params = None if cursor is None else types.PaginatedRequestParams(cursor=cursor)
+        page = await list_page(params=params)
+        entries = getattr(page, field)
+        sizes.append(len(entries))
+        for entry in entries:
+            key = getattr(entry, identity)
+            if key in seen_ids:
+                raise CatalogError("duplicate_name", f"{key!r} appears twice (page {len(sizes)})",
+                                   name=key, page=len(sizes))
+            seen_ids.add(key)
+            items.append(entry)
+        if len(items) > max_items:
+            raise CatalogError("item_budget", f"more than {max_items} {kind} after {len(sizes)} pages",
+                               limit=max_items)
+        cursor = page.next_cursor
+        if cursor is None:
+            return Catalog(kind, tuple(items), tuple(sizes))
+        if cursor in seen_cursors:
+            raise CatalogError("cursor_repeated", f"the server sent a cursor it had already sent (page {len(sizes)})",
+                               page=len(sizes))
+        seen_cursors.add(cursor)
+    raise CatalogError("page_budget", f"no last page within {max_pages} pages", limit=max_pages)

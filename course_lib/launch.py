@@ -1,0 +1,364 @@
+"""The one way a lab starts a server: ``async with connect(...) as lab``.
+
+``connect`` launches a real stdio subprocess, puts a tap on its pipes (every JSON-RPC line
+in both directions is recorded, in order), captures its stderr to a per-lab file, speaks the
+chosen protocol era through the SDK's ``Client``, enforces a per-request and a whole-lab time
+budget, and guarantees that the process (and its process group) is gone when the block ends.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Sequence
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp import Client, MCPError
+from mcp.shared.message import SessionMessage
+
+from .errors import CourseError, LabTimeout, LaunchError, ServerCrashed, unwrap
+from .paths import ROOT
+
+ERAS = ("legacy", "2026-07-28", "auto")
+LEGACY_VERSION = "2025-11-25"
+
+# Time the server gets to exit by itself after its stdin closes, then after SIGTERM.
+EXIT_GRACE = 2.0
+TERM_GRACE = 1.0
+_POLL = 0.005
+
+# Environment variables a server inherits from the kernel; everything else is explicit.
+_INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "COURSE_LAB_RUN")
+
+
+@dataclass
+class Frame:
+    """One line on the wire. ``direction`` is ``"→"`` (client to server) or ``"←"``."""
+
+    index: int
+    direction: str
+    raw: str
+    message: dict | None  # the parsed JSON object, or None when the line was not a JSON object
+
+    @property
+    def method(self) -> str | None:
+        return (self.message or {}).get("method")
+
+    @property
+    def params(self) -> dict:
+        return (self.message or {}).get("params") or {}
+
+    @property
+    def id(self):
+        return (self.message or {}).get("id")
+
+    @property
+    def kind(self) -> str:
+        m = self.message
+        if m is None:
+            return "noise"
+        if "method" in m:
+            return "request" if "id" in m else "notification"
+        return "error" if "error" in m else "result"
+
+
+@dataclass
+class Wire:
+    """The transcript of one lab: every frame in the order it crossed the pipe."""
+
+    frames: list[Frame] = field(default_factory=list)
+
+    def record(self, direction: str, raw: str) -> Frame:
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            message = None
+        frame = Frame(len(self.frames), direction, raw, message)
+        self.frames.append(frame)
+        return frame
+
+    def __iter__(self):
+        return iter(self.frames)
+
+    def __len__(self):
+        return len(self.frames)
+
+    def requests(self, method: str | None = None) -> list[Frame]:
+        """Client-to-server requests, optionally of one method."""
+        return [f for f in self.frames if f.direction == "→" and f.kind == "request"
+                and (method is None or f.method == method)]
+
+    def methods(self) -> list[str]:
+        """The methods the client sent (requests and notifications), in order."""
+        return [f.method for f in self.frames if f.direction == "→" and f.method]
+
+    def response_to(self, request: Frame) -> Frame | None:
+        for f in self.frames[request.index + 1:]:
+            if f.direction == "←" and f.kind in ("result", "error") and f.id == request.id:
+                return f
+        return None
+
+
+class _Process:
+    """A started server process: pipes, pid, exit status, and a group-wide stop."""
+
+    def __init__(self, proc: anyio.abc.Process):
+        self._proc = proc
+        self.pid = proc.pid
+        self.stdin = proc.stdin
+        self.stdout = proc.stdout
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode
+
+    async def wait_exit(self, timeout: float) -> bool:
+        # Poll the return code: process.wait() would also wait for pipe EOF, which a
+        # grandchild holding the pipe can postpone forever.
+        with anyio.move_on_after(timeout):
+            while self._proc.returncode is None:
+                await anyio.sleep(_POLL)
+        return self._proc.returncode is not None
+
+    def signal_group(self, sig: int) -> None:
+        try:
+            os.killpg(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    async def stop(self) -> None:
+        """Close stdin, wait, then SIGTERM and SIGKILL the process group; always reap."""
+        with anyio.CancelScope(shield=True):
+            try:
+                await self.stdin.aclose()
+            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+            if not await self.wait_exit(EXIT_GRACE):
+                self.signal_group(signal.SIGTERM)
+                if not await self.wait_exit(TERM_GRACE):
+                    self.signal_group(signal.SIGKILL)
+                    await self.wait_exit(TERM_GRACE)
+            # Whatever the server left in its group (children it forgot) goes with it.
+            self.signal_group(signal.SIGKILL)
+            try:
+                await self.stdout.aclose()
+            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+            transport = getattr(getattr(self._proc, "_process", None), "_transport", None)
+            if transport is not None:
+                transport.close()
+
+
+async def _spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr) -> _Process:
+    try:
+        proc = await anyio.open_process(list(argv), stdin=-1, stdout=-1, stderr=stderr,
+                                        env=env, cwd=str(cwd), start_new_session=True)
+    except OSError as exc:
+        raise LaunchError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+    return _Process(proc)
+
+
+def course_server_argv(name: str, mode: str | None = None, fixture: str | os.PathLike | None = None,
+                       args: Sequence[str] = ()) -> list[str]:
+    """The command line of a course server (``python -m course_lib.servers NAME ...``)."""
+    argv = [sys.executable, "-m", "course_lib.servers", name]
+    if mode is not None:
+        argv += ["--mode", mode]
+    if fixture is not None:
+        argv += ["--fixture", str(fixture)]
+    return argv + list(args)
+
+
+def server_env(workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """An explicit, minimal environment: nothing leaks in from the kernel by accident."""
+    env = {k: os.environ[k] for k in _INHERITED if k in os.environ}
+    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["COURSE_LAB_DIR"] = str(workdir)
+    env["COURSE_LAB_SERVER"] = "1"  # lets the test suite's leak check find any survivor
+    env.update(extra or {})
+    return env
+
+
+class Lab:
+    """What a lab block sees: the client, the session, the wire, the server's stderr."""
+
+    def __init__(self, argv: list[str], era: str, workdir: Path):
+        self.argv = argv
+        self.era = era
+        self.workdir = workdir
+        self.wire = Wire()
+        self.client: Client | None = None
+        self.pid: int | None = None
+        self.returncode: int | None = None
+        self.noise: list[str] = []  # stdout lines that were not JSON-RPC
+        self._files: dict[str, str] | None = None  # workdir contents, kept after close
+
+    @property
+    def session(self):
+        return self.client.session
+
+    @property
+    def protocol_version(self) -> str:
+        return self.client.protocol_version
+
+    def file(self, name: str) -> str:
+        """Text of a file the server wrote into its lab directory (readable after close too)."""
+        if self._files is not None:
+            if name not in self._files:
+                raise FileNotFoundError(f"the server wrote no {name!r}")
+            return self._files[name]
+        return (self.workdir / name).read_text(encoding="utf-8")
+
+    @property
+    def stderr(self) -> str:
+        try:
+            return self.file("stderr.log")
+        except FileNotFoundError:
+            return ""
+
+    def _keep_files(self) -> None:
+        files = {}
+        for path in sorted(self.workdir.glob("*")):
+            if path.is_file():
+                files[path.name] = path.read_text(encoding="utf-8", errors="replace")
+        self._files = files
+
+
+@asynccontextmanager
+async def _tap(lab: Lab, process: _Process) -> AsyncIterator[tuple]:
+    """A Transport for ``mcp.Client``: the server's pipes, with every line recorded."""
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def reader() -> None:
+        buffer = b""
+        async with read_writer:
+            try:
+                async for chunk in process.stdout:
+                    *lines, buffer = (buffer + chunk).split(b"\n")
+                    for raw in lines:
+                        line = raw.decode("utf-8", errors="replace")
+                        frame = lab.wire.record("←", line)
+                        if frame.message is None:
+                            lab.noise.append(line)  # not a JSON object: kept, never delivered
+                            continue
+                        try:
+                            item = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+                        except ValueError as exc:
+                            item = exc  # JSON but not JSON-RPC: the session reports it
+                        await read_writer.send(item)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
+                pass
+
+    async def writer() -> None:
+        async with write_reader:
+            try:
+                async for item in write_reader:
+                    line = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    lab.wire.record("→", line)
+                    await process.stdin.send((line + "\n").encode())
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                await read_writer.aclose()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reader)
+        tg.start_soon(writer)
+        try:
+            yield read_stream, write_stream
+        finally:
+            with anyio.CancelScope(shield=True):
+                write_stream.close()
+                read_stream.close()
+                await process.stop()
+            tg.cancel_scope.cancel()
+
+
+def _describe_exit(lab: Lab) -> str:
+    last = [ln for ln in lab.stderr.splitlines() if ln.strip()]
+    tail = f": {last[-1].strip()}" if last else ""
+    return f"server exited with code {lab.returncode}{tail}"
+
+
+def _translate(exc: BaseException, lab: Lab, request_timeout: float, lab_timeout: float) -> BaseException:
+    """Map what escaped the SDK's task groups to one typed, one-line error."""
+    cause = unwrap(exc)
+    if isinstance(cause, BaseExceptionGroup):
+        return cause
+    if isinstance(cause, MCPError) and cause.error.code == types.REQUEST_TIMEOUT:
+        return LabTimeout(f"no answer within the {request_timeout:g} s request budget ({cause.error.message})",
+                          budget="request")
+    if isinstance(cause, MCPError) and cause.error.code == types.CONNECTION_CLOSED:
+        if lab.returncode is not None:
+            return ServerCrashed(_describe_exit(lab), returncode=lab.returncode)
+        return ServerCrashed("the server closed its stdout without exiting", returncode=None)
+    if isinstance(cause, TimeoutError) and not isinstance(cause, CourseError):
+        return LabTimeout(f"the lab ran past its {lab_timeout:g} s budget", budget="lab")
+    return cause
+
+
+@asynccontextmanager
+async def connect(server: str | Sequence[str], *, mode: str | None = None, era: str = "legacy",
+                  fixture: str | os.PathLike | None = None, args: Sequence[str] = (),
+                  env: dict[str, str] | None = None, cwd: str | os.PathLike | None = None,
+                  request_timeout: float = 10.0, lab_timeout: float = 60.0,
+                  **client_options: Any) -> AsyncIterator[Lab]:
+    """Start ``server`` on a real stdio subprocess and connect in ``era``.
+
+    ``server`` is a course server name (``"catalog"``) or a full argv list for any other
+    server (a student's script, a Node server). ``mode``/``fixture``/``args`` select a
+    course server's behaviour. ``era`` is ``"legacy"`` (2025-11-25 initialize handshake),
+    ``"2026-07-28"`` (stateless, per-request envelope) or ``"auto"``. Extra keyword
+    arguments go to ``mcp.Client`` (``cache=``, ``elicitation_callback=`` ...).
+    """
+    if era not in ERAS:
+        raise ValueError(f"era must be one of {ERAS}, got {era!r}")
+    if isinstance(server, str):
+        from . import servers
+
+        if server not in servers.names():
+            raise LaunchError(f"no course server named {server!r}; known: {', '.join(servers.names())}")
+        argv = course_server_argv(server, mode, fixture, args)
+    else:
+        argv = [str(a) for a in server] + list(args)
+        if not argv:
+            raise ValueError("server argv is empty")
+    workdir = Path(tempfile.mkdtemp(prefix="course-lab-"))
+    lab = Lab(argv, era, workdir)
+    process: _Process | None = None
+    try:
+        try:
+            with anyio.fail_after(lab_timeout):
+                with open(workdir / "stderr.log", "wb") as errlog:
+                    process = await _spawn(argv, server_env(workdir, env), Path(cwd or ROOT), errlog)
+                lab.pid = process.pid
+                client = Client(_tap(lab, process), mode=era, read_timeout_seconds=request_timeout,
+                                **client_options)
+                async with client:
+                    lab.client = client
+                    yield lab
+        except BaseException as exc:
+            if process is not None:
+                await process.stop()
+                lab.returncode = process.returncode
+            translated = _translate(exc, lab, request_timeout, lab_timeout)
+            if translated is exc:
+                raise
+            raise translated from None
+    finally:
+        if process is not None:
+            await process.stop()
+            lab.returncode = process.returncode
+        lab._keep_files()
+        shutil.rmtree(workdir, ignore_errors=True)

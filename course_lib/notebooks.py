@@ -1,0 +1,70 @@
+"""Notebook housekeeping: deterministic regeneration of the committed outputs.
+
+``python -m course_lib.notebooks regen notebooks/01_pagination.ipynb ...`` executes each
+notebook top to bottom in a fresh kernel, with cell metadata reduced to what the course
+uses (tags, slides, hidden sources) and no timestamps or widget state, so that running it
+twice gives byte-identical files.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+KEEP_CELL_METADATA = ("tags", "slideshow", "jupyter")
+KEEP_NOTEBOOK_METADATA = ("kernelspec", "language_info")
+CELL_TIMEOUT = 300
+
+
+def normalise(nb) -> None:
+    """Keep only the metadata the course relies on."""
+    nb.metadata = {k: v for k, v in nb.metadata.items() if k in KEEP_NOTEBOOK_METADATA}
+    for cell in nb.cells:
+        cell.metadata = {k: v for k, v in cell.metadata.items() if k in KEEP_CELL_METADATA}
+
+
+def execute(path: Path) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    normalise(nb)
+    client = NotebookClient(nb, kernel_name="python3", timeout=CELL_TIMEOUT, record_timing=False,
+                            store_widget_state=False, resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    normalise(nb)
+    nbformat.write(nb, path)
+
+
+def _run_one(path: Path) -> tuple[Path, int, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    proc = subprocess.run([sys.executable, "-m", "course_lib.notebooks", "execute", str(path)],
+                          env=env, capture_output=True, text=True)
+    return path, proc.returncode, proc.stderr
+
+
+def regen(paths: list[Path], jobs: int = 2) -> int:
+    failed = 0
+    with ThreadPoolExecutor(jobs) as pool:
+        for path, code, err in pool.map(_run_one, paths):
+            print(f"{'ok    ' if code == 0 else 'FAILED'} {path}", flush=True)
+            if code:
+                failed += 1
+                print(err[-4000:], file=sys.stderr)
+    return 1 if failed else 0
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) >= 2 and argv[0] == "execute":
+        execute(Path(argv[1]))
+        return 0
+    if argv and argv[0] == "regen":
+        return regen([Path(p) for p in argv[1:]])
+    print("usage: python -m course_lib.notebooks regen NOTEBOOK...", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,101 @@
+"""The catalog server: three pages 1/0/2 (alpha | — | beta, gamma) and the ways cursors go wrong.
+
+Cursors are opaque random tokens mapped to (generation, page). Within one generation the
+same page always hands out the same next cursor (stable replay). A cursor this process never
+issued, or one from an older generation, is refused with JSON-RPC -32602.
+"""
+from __future__ import annotations
+
+import secrets
+
+import mcp_types as types
+from mcp import MCPError
+from mcp.server import Server
+
+from ._base import parser, serve
+
+MODES = ("normal", "single", "empty", "empty-token", "repeat", "cycle", "endless", "duplicate",
+         "change", "large")
+PAGES = (("alpha",), (), ("beta", "gamma"))
+LARGE_PAGES, LARGE_PAGE_SIZE = 1000, 10
+INPUT_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+def tool(name: str) -> types.Tool:
+    return types.Tool(name=name, description=f"Synthetic catalog entry {name}", input_schema=INPUT_SCHEMA)
+
+
+class Catalog:
+    """The mode table lives here: each mode changes one decision, nothing else."""
+
+    def __init__(self, mode: str = "normal"):
+        self.mode = mode
+        self.generation = 1
+        self.list_calls = 0
+        self.token_of: dict[tuple[int, int], str] = {}
+        self.key_of: dict[str, tuple[int, int]] = {}
+        if mode == "large":
+            self.pages = tuple(tuple(f"tool-{p * LARGE_PAGE_SIZE + i:05d}" for i in range(LARGE_PAGE_SIZE))
+                               for p in range(LARGE_PAGES))
+        elif mode == "duplicate":
+            self.pages = (("alpha",), (), ("alpha",))
+        elif mode == "single":
+            self.pages = (("alpha",),)
+        elif mode == "empty":
+            self.pages = ((),)
+        else:
+            self.pages = PAGES
+        self.callable = {name for page in self.pages for name in page}
+
+    def cursor_for(self, index: int) -> str:
+        key = (self.generation, index)
+        if key not in self.token_of:
+            token = "" if self.mode == "empty-token" and index == 1 else secrets.token_urlsafe(12)
+            self.token_of[key] = token
+            self.key_of[token] = key
+        return self.token_of[key]
+
+    def index_of(self, cursor: str) -> int:
+        key = self.key_of.get(cursor)
+        if key is None:
+            raise MCPError(types.INVALID_PARAMS, "Invalid cursor: not issued by this server process",
+                           {"reason": "unknown"})
+        if key[0] != self.generation:
+            raise MCPError(types.INVALID_PARAMS,
+                           f"Expired cursor: issued for catalog generation {key[0]}, current is {self.generation}",
+                           {"reason": "expired"})
+        return key[1]
+
+    def page(self, cursor: str | None) -> types.ListToolsResult:
+        self.list_calls += 1
+        if self.mode == "change" and self.list_calls == 2:
+            self.generation += 1  # the catalog changed between two requests of one walk
+        index = 0 if cursor is None else self.index_of(cursor)
+        if self.mode == "repeat" and cursor is not None:
+            return types.ListToolsResult(tools=[], next_cursor=cursor)
+        if self.mode == "endless":
+            return types.ListToolsResult(tools=[], next_cursor=self.cursor_for(index + 1))
+        if self.mode == "cycle" and index == 2:
+            return types.ListToolsResult(tools=[], next_cursor=self.cursor_for(1))
+        last = index == len(self.pages) - 1
+        return types.ListToolsResult(tools=[tool(n) for n in self.pages[index]],
+                                     next_cursor=None if last else self.cursor_for(index + 1))
+
+
+def build(mode: str) -> Server:
+    catalog = Catalog(mode)
+
+    async def on_list_tools(ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return catalog.page(None if params is None else params.cursor)
+
+    async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in catalog.callable:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        return types.CallToolResult(content=[types.TextContent(type="text", text=f"synthetic:{params.name}")])
+
+    return Server("course-catalog", version="1.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+
+
+def main(argv: list[str]) -> int:
+    args = parser("catalog", MODES).parse_args(argv)
+    return serve(build(args.mode))

@@ -1,0 +1,84 @@
+"""connect(): a real process per lab, stderr captured, the wire recorded, nothing left behind."""
+import os
+import sys
+
+import anyio
+import pytest
+
+from course_lib import LabTimeout, LaunchError, connect, walk
+
+pytestmark = pytest.mark.anyio
+
+NOISY = [sys.executable, "-c",
+         "import sys; print('hello from the server', file=sys.stderr, flush=True); "
+         "from course_lib.servers.__main__ import main; sys.exit(main(['catalog']))"]
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def test_process_is_gone_and_stderr_captured(era):
+    async with connect(NOISY, era=era) as lab:
+        assert alive(lab.pid)
+        assert (await walk(lab)).names == ["alpha", "beta", "gamma"]
+    assert not alive(lab.pid)
+    assert lab.returncode == 0
+    assert "hello from the server" in lab.stderr
+    assert not lab.workdir.exists()  # the lab directory is removed; its files are kept in memory
+
+
+async def test_wire_records_both_directions_in_order(era):
+    async with connect("catalog", era=era) as lab:
+        await walk(lab)
+    methods = lab.wire.methods()
+    if era == "legacy":
+        assert methods == ["initialize", "notifications/initialized", "tools/list", "tools/list", "tools/list"]
+    else:
+        assert methods == ["tools/list"] * 3
+        assert all("_meta" in f.params for f in lab.wire.requests())
+    for request in lab.wire.requests():
+        reply = lab.wire.response_to(request)
+        assert reply is not None and reply.direction == "←" and reply.index > request.index
+
+
+async def test_caller_exception_propagates_unwrapped_and_cleans_up(era):
+    with pytest.raises(KeyError, match="student bug"):
+        async with connect("catalog", era=era) as lab:
+            raise KeyError("student bug")
+    assert not alive(lab.pid)
+
+
+async def test_lab_budget_ends_a_stuck_block():
+    with pytest.raises(LabTimeout) as caught:
+        async with connect("catalog", lab_timeout=6) as lab:
+            await anyio.sleep(30)
+    assert caught.value.details["budget"] == "lab"
+    assert not alive(lab.pid)
+
+
+async def test_unknown_server_and_bad_era_fail_before_any_process():
+    with pytest.raises(LaunchError, match="no course server named 'nope'"):
+        async with connect("nope"):
+            pass
+    with pytest.raises(ValueError, match="era"):
+        async with connect("catalog", era="2024-01-01"):
+            pass
+    with pytest.raises(LaunchError, match="cannot start"):
+        async with connect(["/nonexistent/server-binary"]):
+            pass
+
+
+async def test_server_env_is_explicit(monkeypatch):
+    monkeypatch.setenv("COURSE_SECRET_TOKEN", "do-not-leak")
+    probe = [sys.executable, "-c",
+             "import os, sys; print(sorted(os.environ), file=sys.stderr, flush=True); "
+             "from course_lib.servers.__main__ import main; sys.exit(main(['catalog']))"]
+    async with connect(probe) as lab:
+        pass
+    assert "COURSE_SECRET_TOKEN" not in lab.stderr
+    assert "COURSE_LAB_DIR" in lab.stderr
