@@ -109,6 +109,19 @@ class Wire:
         return None
 
 
+def pid_alive(pid: int | None) -> bool:
+    """Whether a process with this pid still runs (a zombie awaiting its reaper counts as gone)."""
+    if pid is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
 class _Process:
     """A started server process: pipes, pid, exit status, and a group-wide stop."""
 
@@ -200,6 +213,7 @@ class Lab:
         self.workdir = workdir
         self.wire = Wire()
         self.client: Client | None = None
+        self.protocol_version: str | None = None  # negotiated; kept after the lab ends
         self.pid: int | None = None
         self.returncode: int | None = None
         self.noise: list[str] = []  # stdout lines that were not JSON-RPC
@@ -210,8 +224,9 @@ class Lab:
         return self.client.session
 
     @property
-    def protocol_version(self) -> str:
-        return self.client.protocol_version
+    def alive(self) -> bool:
+        """Whether the server process still runs."""
+        return pid_alive(self.pid)
 
     def file(self, name: str) -> str:
         """Text of a file the server wrote into its lab directory (readable after close too)."""
@@ -347,6 +362,7 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
                                 **client_options)
                 async with client:
                     lab.client = client
+                    lab.protocol_version = client.protocol_version
                     yield lab
         except BaseException as exc:
             if process is not None:

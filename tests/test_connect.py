@@ -1,11 +1,11 @@
 """connect(): a real process per lab, stderr captured, the wire recorded, nothing left behind."""
-import os
 import sys
 
 import anyio
 import pytest
 
 from course_lib import LabTimeout, LaunchError, connect, walk
+from course_lib.launch import pid_alive as alive
 
 pytestmark = pytest.mark.anyio
 
@@ -13,13 +13,6 @@ NOISY = [sys.executable, "-c",
          "import sys; print('hello from the server', file=sys.stderr, flush=True); "
          "from course_lib.servers.__main__ import main; sys.exit(main(['catalog']))"]
 
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 async def test_process_is_gone_and_stderr_captured(era):

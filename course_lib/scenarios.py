@@ -1,0 +1,52 @@
+"""Run one lab scenario and describe its outcome in one deterministic line.
+
+Used by the chapters to put many real runs side by side in a table.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import anyio
+from mcp import MCPError
+
+from .catalog import walk
+from .display import Table
+from .errors import CourseError
+from .launch import connect
+
+
+async def walk_outcome(mode: str, era: str = "legacy", *, server: str = "catalog", kind: str = "tools",
+                       **limits) -> str:
+    """``ok alpha,beta,gamma pages [1, 0, 2]`` for a complete walk, else the error type and reason."""
+    try:
+        async with connect(server, mode=mode, era=era) as lab:
+            catalog = await walk(lab, kind, **limits)
+    except CourseError as exc:
+        return f"{type(exc).__name__}({exc.reason})"
+    except MCPError as exc:
+        return f"MCPError {exc.error.code}"
+    return f"ok {','.join(catalog.names) or '(none)'} pages {list(catalog.page_sizes)}"
+
+
+async def gather(jobs: dict, limit: int = 4) -> dict:
+    """Run ``{key: coroutine_function}`` concurrently (at most ``limit`` at once); results keyed."""
+    results: dict = {}
+    limiter = anyio.CapacityLimiter(limit)
+
+    async def run(key, fn):
+        async with limiter:
+            results[key] = await fn()
+
+    async with anyio.create_task_group() as tg:
+        for key, fn in jobs.items():
+            tg.start_soon(run, key, fn)
+    return {key: results[key] for key in jobs}
+
+
+async def outcome_table(modes: Iterable[str], eras: Iterable[str] = ("legacy", "2026-07-28"),
+                        **limits) -> Table:
+    """One row per catalog mode, one column per era: what ``walk`` made of it."""
+    modes, eras = list(modes), list(eras)
+    jobs = {(m, e): (lambda m=m, e=e: walk_outcome(m, e, **limits)) for m in modes for e in eras}
+    results = await gather(jobs)
+    return Table(["mode", *eras], [[m, *(results[(m, e)] for e in eras)] for m in modes])
