@@ -31,6 +31,10 @@ regen: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m course_lib.bench
 
+## student: generate the student copy (no solutions, exercise outputs cleared) into student/
+student: $(STAMP)
+	$(BIN)/python -m course_lib.student
+
 ## lock: re-resolve the pinned constraints after changing pyproject.toml
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv

@@ -218,10 +218,28 @@ class Lab:
         self.returncode: int | None = None
         self.noise: list[str] = []  # stdout lines that were not JSON-RPC
         self._files: dict[str, str] | None = None  # workdir contents, kept after close
+        self._answered = False
+        self._request_budget: float | None = None
 
     @property
     def session(self):
         return self.client.session
+
+    def _arm_request_budget(self, seconds: float) -> None:
+        """Switch from the start-up budget to the per-request budget once the server has answered.
+
+        The session reads its timeout when a request is sent, so requests sent before the
+        server's first answer (a cold start) keep the start-up budget.
+        """
+        self._request_budget = seconds
+        if self._answered:
+            self.client.session._session_read_timeout_seconds = seconds
+
+    def _first_answer(self) -> None:
+        self._answered = True
+        budget = self._request_budget
+        if budget is not None and self.client is not None:
+            self.client.session._session_read_timeout_seconds = budget
 
     @property
     def alive(self) -> bool:
@@ -259,6 +277,7 @@ async def _tap(lab: Lab, process: _Process) -> AsyncIterator[tuple]:
 
     async def reader() -> None:
         buffer = b""
+        answered = False
         async with read_writer:
             try:
                 async for chunk in process.stdout:
@@ -266,6 +285,9 @@ async def _tap(lab: Lab, process: _Process) -> AsyncIterator[tuple]:
                     for raw in lines:
                         line = raw.decode("utf-8", errors="replace")
                         frame = lab.wire.record("←", line)
+                        if not answered:
+                            answered = True
+                            lab._first_answer()
                         if frame.message is None:
                             lab.noise.append(line)  # not a JSON object: kept, never delivered
                             continue
@@ -300,6 +322,22 @@ async def _tap(lab: Lab, process: _Process) -> AsyncIterator[tuple]:
             tg.cancel_scope.cancel()
 
 
+async def _wait_ready(lab: Lab, process: _Process, timeout: float) -> None:
+    """Wait until a course server says it is about to serve (its ``ready`` file exists).
+
+    This keeps start-up cost out of the first request's budget in both eras.
+    """
+    ready = lab.workdir / "ready"
+    with anyio.move_on_after(timeout):
+        while not ready.exists():
+            if process.returncode is not None:
+                lab.returncode = process.returncode
+                raise ServerCrashed(f"before it was ready: {_describe_exit(lab)}", returncode=process.returncode)
+            await anyio.sleep(_POLL)
+        return
+    raise LabTimeout(f"the server was not ready within the {timeout:g} s start-up budget", budget="startup")
+
+
 def _describe_exit(lab: Lab) -> str:
     last = [ln for ln in lab.stderr.splitlines() if ln.strip()]
     tail = f": {last[-1].strip()}" if last else ""
@@ -327,7 +365,7 @@ def _translate(exc: BaseException, lab: Lab, request_timeout: float, lab_timeout
 async def connect(server: str | Sequence[str], *, mode: str | None = None, era: str = "legacy",
                   fixture: str | os.PathLike | None = None, args: Sequence[str] = (),
                   env: dict[str, str] | None = None, cwd: str | os.PathLike | None = None,
-                  request_timeout: float = 10.0, lab_timeout: float = 60.0,
+                  request_timeout: float = 10.0, lab_timeout: float = 60.0, startup_timeout: float = 30.0,
                   **client_options: Any) -> AsyncIterator[Lab]:
     """Start ``server`` on a real stdio subprocess and connect in ``era``.
 
@@ -336,6 +374,9 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
     course server's behaviour. ``era`` is ``"legacy"`` (2025-11-25 initialize handshake),
     ``"2026-07-28"`` (stateless, per-request envelope) or ``"auto"``. Extra keyword
     arguments go to ``mcp.Client`` (``cache=``, ``elicitation_callback=`` ...).
+
+    Budgets: the server's first answer may take up to ``startup_timeout`` (a cold start imports
+    the SDK); every later request gets ``request_timeout``; the whole block ``lab_timeout``.
     """
     if era not in ERAS:
         raise ValueError(f"era must be one of {ERAS}, got {era!r}")
@@ -358,11 +399,14 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
                 with open(workdir / "stderr.log", "wb") as errlog:
                     process = await _spawn(argv, server_env(workdir, env), Path(cwd or ROOT), errlog)
                 lab.pid = process.pid
-                client = Client(_tap(lab, process), mode=era, read_timeout_seconds=request_timeout,
+                if isinstance(server, str):
+                    await _wait_ready(lab, process, startup_timeout)
+                client = Client(_tap(lab, process), mode=era, read_timeout_seconds=startup_timeout,
                                 **client_options)
                 async with client:
                     lab.client = client
                     lab.protocol_version = client.protocol_version
+                    lab._arm_request_budget(request_timeout)
                     yield lab
         except BaseException as exc:
             if process is not None:

@@ -1,0 +1,178 @@
+"""The course's autograder: a student's function against a chapter's battery of real servers.
+
+A battery is a fixed JSON file under ``fixtures/grading/`` (written by hand, never derived from
+the reference solutions): one entry per scenario with the server mode, the eras it runs in,
+the expected outcome and a hint. ``grade`` starts a real stdio server per scenario through
+``connect``, calls the student's function under a time budget, and returns a ``Scorecard``:
+one row per scenario and era, PASS or FAIL, and for a failure what was expected, what was
+observed and a hint. A crash or a hang becomes a verdict, never a stuck kernel.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+import anyio
+from mcp import MCPError
+
+from .display import Table, error_line
+from .errors import CourseError
+from .launch import connect
+from .paths import fixture
+from .scenarios import gather
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    era: str
+    server: str
+    mode: str | None
+    expect: dict
+    hint: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    scenario: Scenario
+    passed: bool
+    observed: str
+
+
+class Scorecard:
+    """Every scenario's verdict; displays as a table, ends with a one-line total."""
+
+    def __init__(self, title: str, verdicts: list[Verdict]):
+        self.title = title
+        self.verdicts = verdicts
+
+    @property
+    def passed(self) -> bool:
+        return all(v.passed for v in self.verdicts)
+
+    def failures(self) -> list[Verdict]:
+        return [v for v in self.verdicts if not v.passed]
+
+    def verdict_of(self, name: str, era: str | None = None) -> Verdict:
+        for v in self.verdicts:
+            if v.scenario.name == name and (era is None or v.scenario.era == era):
+                return v
+        raise KeyError(name)
+
+    def table(self) -> Table:
+        if self.passed:  # nothing to explain: keep the card short
+            return Table(["scenario", "era", "verdict"],
+                         [[v.scenario.name, v.scenario.era, "PASS"] for v in self.verdicts], self.title)
+        rows = []
+        for v in self.verdicts:
+            s = v.scenario
+            rows.append([s.name, s.era, "PASS" if v.passed else "FAIL",
+                         "" if v.passed else describe_expectation(s.expect),
+                         "" if v.passed else v.observed, "" if v.passed else s.hint])
+        return Table(["scenario", "era", "verdict", "expected", "observed", "hint"], rows, self.title)
+
+    def text(self) -> str:
+        ok = sum(v.passed for v in self.verdicts)
+        total = f"{ok}/{len(self.verdicts)} scenarios pass"
+        if self.passed:
+            total += " — well done."
+        return f"{self.table().text()}\n{total}"
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(self.text())
+
+
+def describe_expectation(expect: dict) -> str:
+    if "names" in expect:
+        return f"returns {expect['names']}"
+    if "raises" in expect:
+        return "raises an error (no list)"
+    if "value" in expect:
+        return f"returns {expect['value']!r}"
+    return json.dumps(expect)
+
+
+def load_battery(name: str) -> tuple[str, list[Scenario], dict]:
+    """Read ``fixtures/grading/NAME.json`` into scenarios (one per listed era)."""
+    spec = json.loads(fixture("grading", f"{name}.json").read_text(encoding="utf-8"))
+    scenarios = [Scenario(s["name"], era, s.get("server", spec.get("server", "catalog")), s.get("mode"),
+                          s["expect"], s["hint"])
+                 for s in spec["scenarios"] for era in s.get("eras", spec.get("eras", ["legacy"]))]
+    return spec["title"], scenarios, spec
+
+
+def _names(result: Any) -> list[str] | None:
+    """Accept what a walker may reasonably return: names, Tool-like objects, or a Catalog."""
+    if hasattr(result, "names") and not callable(result.names):
+        return list(result.names)
+    if isinstance(result, tuple) and result and isinstance(result[0], (list, tuple)):
+        result = result[0]  # (items, page_sizes), the seed's shape
+    if isinstance(result, (list, tuple)):
+        return [x if isinstance(x, str) else getattr(x, "name", repr(x)) for x in result]
+    return None
+
+
+def judge_names(expect: dict, kind: str, observed: str, value: Any) -> tuple[bool, str]:
+    """Compare a walker's outcome (``returned`` / ``raised`` / ``hung``) with the expectation."""
+    if kind == "returned":
+        names = _names(value)
+        if names is None:
+            return False, f"returned {type(value).__name__}, not a list of names"
+        if "raises" in expect:
+            return False, f"returned a partial catalog {names} instead of raising"
+        return names == expect["names"], f"returned {names}"
+    if kind == "raised" and "raises" in expect:
+        return True, observed
+    return False, observed  # a hang never passes, and neither does an unexpected error
+
+
+async def _observe(call: Callable[[], Awaitable[Any]], budget: float) -> tuple[str, str, Any]:
+    """Run the student's call under the budget: (kind, one-line description, value)."""
+    try:
+        with anyio.fail_after(budget):
+            value = await call()
+        return "returned", "", value
+    except TimeoutError:
+        return "hung", f"no result within {budget:g} s (a loop that never ends?)", None
+    except (CourseError, MCPError) as exc:
+        return "raised", f"raised {error_line(exc)}", exc
+    except Exception as exc:  # the student's own bug is a verdict, not a crash of the grader
+        return "raised", f"raised {type(exc).__name__}: {exc}", exc
+
+
+def select(scenarios: list[Scenario], only: list[str] | None, eras: list[str] | None) -> list[Scenario]:
+    if only is not None:
+        unknown = set(only) - {s.name for s in scenarios}
+        if unknown:
+            raise ValueError(f"no scenario named {sorted(unknown)}")
+        scenarios = [s for s in scenarios if s.name in only]
+    if eras is not None:
+        scenarios = [s for s in scenarios if s.era in eras]
+    return scenarios
+
+
+async def grade_walker(student: Callable, battery: str = "walk", *, only: list[str] | None = None,
+                       eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
+    """Grade ``async def student(session) -> names`` on the battery's catalog servers.
+
+    ``only`` restricts the battery to some scenario names, ``eras`` to some eras.
+    """
+    title, scenarios, spec = load_battery(battery)
+    scenarios = select(scenarios, only, eras)
+    budget = budget or spec.get("budget_seconds", 8.0)
+
+    async def run(s: Scenario) -> Verdict:
+        try:
+            async with connect(s.server, mode=s.mode, era=s.era, lab_timeout=budget + 60) as lab:
+                kind, observed, value = await _observe(lambda: student(lab.session), budget)
+        except CourseError as exc:  # the lab itself failed: say so rather than blame the student
+            return Verdict(s, False, f"the lab could not run: {error_line(exc)}")
+        passed, observed = judge_names(s.expect, kind, observed, value)
+        return Verdict(s, passed, observed)
+
+    verdicts = await gather({i: (lambda s=s: run(s)) for i, s in enumerate(scenarios)})
+    return Scorecard(title, list(verdicts.values()))
