@@ -345,8 +345,8 @@ def _child(request: dict, fds: list[int], closing: list) -> None:
         for sig in (signal.SIGCHLD, _PDEATHSIG, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        for thing in closing:
-            thing.close()
+        for thing in closing:  # the fork server's own sockets, pipes and selector
+            os.close(thing) if isinstance(thing, int) else thing.close()
         os.setsid()
         for target, fd in enumerate(fds[:3]):
             os.dup2(fd, target)
@@ -444,7 +444,7 @@ def serve_forks(control_fd: int, parent: int) -> None:
                 lab.close()
                 pid = None
             if pid == 0:
-                _child(request, fds, [control, selector, wake, lab, *children.values()])
+                _child(request, fds, [control, selector, wake, wake_w, lab, *children.values()])
             for fd in fds[:3]:
                 os.close(fd)
             if pid:
