@@ -30,6 +30,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -38,10 +39,10 @@ from typing import Sequence
 import anyio
 import anyio.abc
 
-from .launch import _Process
+from .launch import _Process, server_env
 
 SWITCH = "COURSE_FAST_LAUNCH"  # "0" turns the fast path off; connect then always starts cold
-READY_TIMEOUT = 60.0  # the fork server's own imports, on a busy machine
+READY_TIMEOUT = 30.0  # the fork server's own imports, on a busy machine
 REPLY_TIMEOUT = 10.0  # fork and report a pid
 SHUTDOWN_GRACE = 1.0  # children get this long to exit by themselves when the fork server stops
 PARENT_CHECK = 0.5  # how often the fork server checks that its parent is alive
@@ -115,22 +116,29 @@ class _Handle:
 
 _handle: _Handle | None = None
 _handle_lock = threading.Lock()
+_atexit_registered = False
 
 
-def _current(env: dict[str, str]) -> _Handle | None:
+def _current() -> _Handle | None:
     """The fork server for this process, started on first use; None if it is broken."""
-    global _handle
+    global _handle, _atexit_registered
     with _handle_lock:
         if _handle is not None and _handle.owner != os.getpid():
             _handle = None  # a forked copy of the parent must not share the parent's fork server
         if _handle is None:
+            # The base environment of every lab (the leak check reads it from /proc, where a
+            # forked child still shows its parent's), without any one lab's additions.
+            env = server_env(Path(tempfile.gettempdir()))
+            del env["COURSE_LAB_DIR"]
             try:
-                _handle = _Handle({k: v for k, v in env.items() if k != "COURSE_LAB_DIR"})
+                _handle = _Handle(env)
             except OSError:
                 return None
-            import atexit
+            if not _atexit_registered:
+                import atexit
 
-            atexit.register(shutdown)
+                atexit.register(shutdown)
+                _atexit_registered = True
         return None if _handle.state == "broken" else _handle
 
 
@@ -157,7 +165,7 @@ async def spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr):
 
     if not enabled():
         return None
-    handle = _current(env)
+    handle = _current()
     if handle is None or not await handle.ready():
         return None
     fixed = {k: v for k, v in env.items() if _fixed_at_fork(k)}
@@ -169,31 +177,34 @@ async def spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr):
     stdin_r, stdin_w = os.pipe()
     stdout_r, stdout_w = os.pipe()
     status, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    try:
-        socket.send_fds(handle.sock, [request], [stdin_r, stdout_w, stderr.fileno(), theirs.fileno()])
-    except OSError:
-        handle.state = "broken"  # the fork server is gone: this and later labs start cold
-        for fd in (stdin_w, stdout_r):
-            os.close(fd)
-        status.close()
-        return None
-    finally:
-        for fd in (stdin_r, stdout_w):
-            os.close(fd)
-        theirs.close()
     status.setblocking(False)
-    reply = {}
+    reply: dict = {}
     try:
         with anyio.move_on_after(REPLY_TIMEOUT):
+            while True:
+                try:
+                    socket.send_fds(handle.sock, [request], [stdin_r, stdout_w, stderr.fileno(), theirs.fileno()])
+                    break
+                except BlockingIOError:
+                    await anyio.sleep(0.005)  # its queue is full: many labs starting at once
+            # The child's ends now live in the fork server (and soon only in the child).
+            for fd in (stdin_r, stdout_w):
+                os.close(fd)
+            stdin_r = stdout_w = None
+            theirs.close()
             await anyio.wait_readable(status)
             reply = json.loads(status.recv(4096) or b"{}")
+    except (OSError, ValueError):
+        pass  # the fork server is gone or answered nonsense
     finally:
-        if "pid" not in reply:  # cancelled or refused: closing the pipes ends any child
-            os.close(stdin_w)
-            os.close(stdout_r)
+        if "pid" not in reply:  # failed or cancelled: closing our ends ends any child it forked
+            for fd in (stdin_r, stdout_w, stdin_w, stdout_r):
+                if fd is not None:
+                    os.close(fd)
+            theirs.close()
             status.close()
     if "pid" not in reply:
-        handle.state = "broken"
+        handle.state = "broken"  # this and later labs start cold
         return None
     return _ForkedProcess(reply["pid"], stdin_w, stdout_r, status)
 

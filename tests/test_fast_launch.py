@@ -13,23 +13,19 @@ import pytest
 
 from course_lib import LaunchError, ServerCrashed, connect, forkserver, walk
 from course_lib.pytest_plugin import surviving_servers
+from course_lib.launch import pid_alive as alive
 from course_lib.paths import ROOT
 
 pytestmark = pytest.mark.anyio
 
 PER_PROCESS = ("pid", "ppid", "pgid", "sid")
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+# A cold start pays the SDK import inside the legacy handshake's request budget (seconds on a
+# busy machine); these tests compare the two paths, not budgets, so both get a roomy one.
+ROOMY = {"request_timeout": 60.0}
 
 
 async def probe(**options) -> tuple:
-    async with connect("probe", **options) as lab:
+    async with connect("probe", **ROOMY, **options) as lab:
         result = await lab.client.call_tool("process", {})
     return lab, json.loads(result.content[0].text)
 
@@ -77,7 +73,7 @@ def _masked(lab) -> list[str]:
 
 
 async def _scenario(era: str) -> tuple:
-    async with connect("catalog", era=era) as lab:
+    async with connect("catalog", era=era, **ROOMY) as lab:
         names = (await walk(lab)).names
         outcome = await lab.client.call_tool("beta", {})
         with pytest.raises(Exception) as refused:
@@ -96,7 +92,7 @@ async def test_the_wire_is_the_same_on_both_paths(era, monkeypatch):
 
 async def _crash() -> tuple:
     with pytest.raises(ServerCrashed) as caught:
-        async with connect("catalog", mode="no-such-mode"):
+        async with connect("catalog", mode="no-such-mode", **ROOMY):
             pass
     return str(caught.value), caught.value.details["returncode"]
 
@@ -110,7 +106,7 @@ async def test_a_crashing_server_reads_the_same_on_both_paths(monkeypatch):
 
 
 async def test_a_students_argv_server_always_starts_cold():
-    async with connect([sys.executable, "-m", "course_lib.servers", "catalog"]) as own:
+    async with connect([sys.executable, "-m", "course_lib.servers", "catalog"], **ROOMY) as own:
         assert (await walk(own)).names == ["alpha", "beta", "gamma"]
     assert own.launch_path == "cold" and own.returncode == 0
 
@@ -128,7 +124,7 @@ async def test_when_the_fork_server_dies_labs_close_cleanly_and_start_cold_until
             assert (await walk(lab)).names == ["alpha", "beta", "gamma"]
         assert lab.launch_path == "fast" and not alive(lab.pid)
         assert lab.returncode == forkserver.STATUS_LOST  # nobody was left to report the exit code
-        async with connect("catalog") as fallback:
+        async with connect("catalog", **ROOMY) as fallback:
             assert (await walk(fallback)).names == ["alpha", "beta", "gamma"]
         assert fallback.launch_path == "cold" and fallback.returncode == 0
     finally:
