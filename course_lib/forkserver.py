@@ -39,7 +39,8 @@ from typing import Sequence
 import anyio
 import anyio.abc
 
-from .launch import _Process, server_env
+from .launch import _Process, pid_alive, server_env
+from .paths import ROOT
 
 SWITCH = "COURSE_FAST_LAUNCH"  # "0" turns the fast path off; connect then always starts cold
 READY_TIMEOUT = 30.0  # the fork server's own imports, on a busy machine
@@ -73,8 +74,6 @@ class _Handle:
         self.state = "starting"  # -> "ready" | "broken"
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            from .paths import ROOT
-
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "course_lib.forkserver", str(theirs.fileno()), str(os.getpid())],
                 # Pipes, like a lab's stdin/stdout, so the children's sys.stdin/stdout objects
@@ -88,8 +87,6 @@ class _Handle:
         self.sock.setblocking(False)
 
     async def ready(self) -> bool:
-        import anyio
-
         with anyio.move_on_after(READY_TIMEOUT):
             while self.state == "starting":
                 try:
@@ -161,8 +158,6 @@ def running_pid() -> int | None:
 
 async def spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr):
     """Start a course server through the fork server; None means "use the cold launch"."""
-    import anyio
-
     if not enabled():
         return None
     handle = _current()
@@ -289,14 +284,8 @@ class _ForkedProcess(_Process):
             message = b""
         if message:
             return json.loads(message)["exit"]
-        # The fork server died without reporting: the child was reparented and reaped elsewhere.
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return STATUS_LOST
-        except PermissionError:
-            pass
-        return None
+        # The fork server died without reporting: the child was reparented (and is reaped) elsewhere.
+        return None if pid_alive(self.pid) else STATUS_LOST
 
     def _release(self) -> None:
         if self._status is not None and self._code is not None:
