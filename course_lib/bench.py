@@ -147,7 +147,7 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(prog="python -m course_lib.bench", description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=7, help="launches of each kind (default 7)")
-    parser.add_argument("--rounds", type=int, default=6, help="walker/bare pairs (default 6)")
+    parser.add_argument("--rounds", type=int, default=4, help="walker/bare pairs (default 4)")
     parser.add_argument("--no-suite", dest="suite", action="store_false", help="skip the suite timing")
     parser.add_argument("--cold-suite", action="store_true",
                         help="also time the suite with every server started cold (proves the outputs match)")
