@@ -33,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -321,7 +322,9 @@ def _warm() -> None:
             async with Client(server, mode=mode) as client:
                 await client.list_tools()
 
-    anyio.run(exchange)
+    with warnings.catch_warnings():  # leaves the "already warned" registries as they were
+        warnings.simplefilter("ignore")
+        anyio.run(exchange)
     # The stdio transport's own (de)serialisation path, which the in-memory one skips.
     line = ('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"c",'
             '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}')
