@@ -20,13 +20,10 @@ from course_lib.servers import catalog
 pytestmark = pytest.mark.anyio
 
 PER_PROCESS = ("pid", "ppid", "pgid", "sid")
-# A cold start pays the SDK import inside the legacy handshake's request budget (seconds on a
-# busy machine); these tests compare the two paths, not budgets, so both get a roomy one.
-ROOMY = {"request_timeout": 60.0}
 
 
 async def probe(**options) -> tuple:
-    async with connect("probe", **ROOMY, **options) as lab:
+    async with connect("probe", **options) as lab:
         result = await lab.client.call_tool("process", {})
     return lab, json.loads(result.content[0].text)
 
@@ -45,7 +42,7 @@ async def test_fast_and_cold_servers_see_the_same_world():
     assert fast_lab.launch_path == "fast"
     assert fast["ppid"] == forkserver.running_pid()  # forked by the fork server, not by us
     # The same server given as an argv list: a student's own command always starts cold.
-    async with connect([sys.executable, "-m", "course_lib.servers", "probe"], **ROOMY) as cold_lab:
+    async with connect([sys.executable, "-m", "course_lib.servers", "probe"]) as cold_lab:
         result = await cold_lab.client.call_tool("process", {})
     cold = json.loads(result.content[0].text)
     assert cold_lab.launch_path == "cold"
@@ -76,7 +73,7 @@ def _masked(lab) -> list[str]:
 
 
 async def _scenario(era: str) -> tuple:
-    async with connect("catalog", era=era, **ROOMY) as lab:
+    async with connect("catalog", era=era) as lab:
         names = (await walk(lab)).names
         outcome = await lab.client.call_tool("beta", {})
         with pytest.raises(Exception) as refused:
@@ -101,7 +98,8 @@ async def test_a_crashing_forked_server_reads_like_a_cold_one():
     assert caught.value.details["returncode"] == 2
     # argparse's own message, as `python -m course_lib.servers catalog --mode no-such-mode` prints it.
     choices = ", ".join(repr(mode) for mode in catalog.MODES)
-    assert str(caught.value) == ("server exited with code 2: python -m course_lib.servers catalog: error: "
+    assert str(caught.value) == ("before it was ready: server exited with code 2: "
+                                 "python -m course_lib.servers catalog: error: "
                                  f"argument --mode: invalid choice: 'no-such-mode' (choose from {choices})")
 
 
@@ -118,7 +116,7 @@ async def test_when_the_fork_server_dies_labs_close_cleanly_and_start_cold_until
             assert (await walk(lab)).names == ["alpha", "beta", "gamma"]
         assert lab.launch_path == "fast" and not alive(lab.pid)
         assert lab.returncode == forkserver.STATUS_LOST  # nobody was left to report the exit code
-        async with connect("catalog", **ROOMY) as fallback:
+        async with connect("catalog") as fallback:
             assert (await walk(fallback)).names == ["alpha", "beta", "gamma"]
         assert fallback.launch_path == "cold" and fallback.returncode == 0
     finally:
