@@ -125,6 +125,8 @@ def pid_alive(pid: int | None) -> bool:
 class _Process:
     """A started server process: pipes, pid, exit status, and a group-wide stop."""
 
+    launch_path = "cold"  # a fresh interpreter; forkserver._ForkedProcess is the "fast" one
+
     def __init__(self, proc: anyio.abc.Process):
         self._proc = proc
         self.pid = proc.pid
@@ -139,9 +141,9 @@ class _Process:
         # Poll the return code: process.wait() would also wait for pipe EOF, which a
         # grandchild holding the pipe can postpone forever.
         with anyio.move_on_after(timeout):
-            while self._proc.returncode is None:
+            while self.returncode is None:
                 await anyio.sleep(_POLL)
-        return self._proc.returncode is not None
+        return self.returncode is not None
 
     def signal_group(self, sig: int) -> None:
         try:
@@ -167,12 +169,22 @@ class _Process:
                 await self.stdout.aclose()
             except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 pass
-            transport = getattr(getattr(self._proc, "_process", None), "_transport", None)
-            if transport is not None:
-                transport.close()
+            self._release()
+
+    def _release(self) -> None:
+        transport = getattr(getattr(self._proc, "_process", None), "_transport", None)
+        if transport is not None:
+            transport.close()
 
 
-async def _spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr) -> _Process:
+async def _spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr, *, fast: bool = False) -> _Process:
+    """Start ``argv``; ``fast`` (course servers only) tries the fork server first."""
+    if fast:
+        from . import forkserver
+
+        process = await forkserver.spawn(argv, env, cwd, stderr)
+        if process is not None:
+            return process
     try:
         proc = await anyio.open_process(list(argv), stdin=-1, stdout=-1, stderr=stderr,
                                         env=env, cwd=str(cwd), start_new_session=True)
@@ -216,6 +228,7 @@ class Lab:
         self.protocol_version: str | None = None  # negotiated; kept after the lab ends
         self.pid: int | None = None
         self.returncode: int | None = None
+        self.launch_path: str | None = None  # "fast" (forked by the fork server) or "cold"
         self.noise: list[str] = []  # stdout lines that were not JSON-RPC
         self._files: dict[str, str] | None = None  # workdir contents, kept after close
         self._answered = False
@@ -397,8 +410,10 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
         try:
             with anyio.fail_after(lab_timeout):
                 with open(workdir / "stderr.log", "wb") as errlog:
-                    process = await _spawn(argv, server_env(workdir, env), Path(cwd or ROOT), errlog)
+                    process = await _spawn(argv, server_env(workdir, env), Path(cwd or ROOT), errlog,
+                                           fast=isinstance(server, str))
                 lab.pid = process.pid
+                lab.launch_path = process.launch_path
                 if isinstance(server, str):
                     await _wait_ready(lab, process, startup_timeout)
                 client = Client(_tap(lab, process), mode=era, read_timeout_seconds=startup_timeout,

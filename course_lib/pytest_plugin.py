@@ -1,15 +1,19 @@
 """pytest plugin of the course (loaded from pyproject's addopts).
 
 * points nbval at the course's single sanitizer file, wherever pytest is started from;
-* fails the run if any course server process is still alive at the end (leak check).
+* fails the run if any course server process (or fork server) is still alive at the end (leak check).
 """
 from __future__ import annotations
 
 import os
 import secrets
+import sys
 import time
 
+from . import _startup
 from .paths import ROOT
+
+_startup.defer()  # this plugin loads before nbval imports nbformat (and jsonschema)
 
 SANITIZER = ROOT / "tests" / "nbval_sanitize.cfg"
 RUN_VAR = "COURSE_LAB_RUN"
@@ -50,6 +54,9 @@ def surviving_servers(tag: str | None = None) -> list[tuple[int, str]]:
 
 
 def pytest_sessionfinish(session, exitstatus):
+    forkserver = sys.modules.get("course_lib.forkserver")
+    if forkserver is not None:
+        forkserver.shutdown()  # this process's fork server is a lab server process too
     if hasattr(session.config, "workerinput") or not os.path.isdir("/proc"):
         return  # xdist workers: the controller checks once, after every worker has finished
     deadline = time.monotonic() + 3.0  # kernels shut down asynchronously at the very end

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.anyio
 
 NOISY = [sys.executable, "-c",
          "import sys; print('hello from the server', file=sys.stderr, flush=True); "
-         "from course_lib.servers.__main__ import main; sys.exit(main(['catalog']))"]
+         "from course_lib.servers.__main__ import run; run(['catalog'])"]
 
 
 
@@ -73,7 +73,7 @@ async def test_server_env_is_explicit(monkeypatch):
     monkeypatch.setenv("COURSE_SECRET_TOKEN", "do-not-leak")
     probe = [sys.executable, "-c",
              "import os, sys; print(sorted(os.environ), file=sys.stderr, flush=True); "
-             "from course_lib.servers.__main__ import main; sys.exit(main(['catalog']))"]
+             "from course_lib.servers.__main__ import run; run(['catalog'])"]
     async with connect(probe) as lab:
         pass
     assert "COURSE_SECRET_TOKEN" not in lab.stderr

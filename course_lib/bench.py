@@ -1,0 +1,166 @@
+"""Speed figures of the course, measured side by side in one run: ``python -m course_lib.bench``.
+
+1. launch: spawn → first response of a course server, cold (a fresh interpreter) against fast
+   (forked by the pre-warmed fork server), interleaved, median of N each, and their ratio;
+2. close: leaving a lab block with a well-behaved server, until the process is reaped;
+3. walk: ``course_lib.walk`` against a bare loop of SDK ``list_tools`` calls on the catalog
+   server's ``large`` mode (10,000 tools on 1,000 pages), interleaved in one lab;
+4. suite: wall time of ``pytest -n 2`` over tests/ and notebooks/ (skip with ``--no-suite``).
+
+Numbers go to stdout only; nothing here is asserted by the tests. The machine's load average
+is printed with every figure, because a shared machine makes every timing noisy.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import anyio
+import mcp_types as types
+
+from . import forkserver
+from .catalog import walk
+from .launch import connect
+from .paths import ROOT
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cpus"
+
+
+def fmt(seconds: float) -> str:
+    return f"{seconds * 1000:8.1f} ms"
+
+
+async def launch_once(fast: bool) -> tuple[float, float, str]:
+    """(spawn → first response, close) of one catalog lab."""
+    os.environ[forkserver.SWITCH] = "1" if fast else "0"
+    start = time.perf_counter()
+    lab_cm = connect("catalog")
+    lab = await lab_cm.__aenter__()
+    try:
+        await lab.session.list_tools()
+        ready = time.perf_counter() - start
+    except BaseException:
+        await lab_cm.__aexit__(*sys.exc_info())
+        raise
+    closing = time.perf_counter()
+    await lab_cm.__aexit__(None, None, None)
+    return ready, time.perf_counter() - closing, lab.launch_path
+
+
+async def bench_launch(runs: int) -> None:
+    print(f"== launch: spawn -> first response (catalog server, legacy era), {runs} runs each, interleaved")
+    started = time.perf_counter()
+    await launch_once(fast=True)  # starts the fork server once for this process
+    print(f"   fork server start + first fast lab: {fmt(time.perf_counter() - started)}   ({load()})")
+    ready = {True: [], False: []}
+    close = {True: [], False: []}
+    for _ in range(runs):
+        for fast in (False, True):
+            r, c, path = await launch_once(fast)
+            assert path == ("fast" if fast else "cold"), path
+            ready[fast].append(r)
+            close[fast].append(c)
+    cold, fast = statistics.median(ready[False]), statistics.median(ready[True])
+    print(f"   cold  median {fmt(cold)}   (min {fmt(min(ready[False]))}, max {fmt(max(ready[False]))})")
+    print(f"   fast  median {fmt(fast)}   (min {fmt(min(ready[True]))}, max {fmt(max(ready[True]))})")
+    print(f"   ratio cold/fast: {cold / fast:.1f}x   ({load()})")
+    print("== close: leaving the lab block until the server is reaped (well-behaved server)")
+    print(f"   fast  median {fmt(statistics.median(close[True]))}   (max {fmt(max(close[True]))})")
+    print(f"   cold  median {fmt(statistics.median(close[False]))}   (max {fmt(max(close[False]))})   ({load()})")
+
+
+async def bare_walk(session) -> int:
+    count, cursor = 0, None
+    while True:
+        page = await session.list_tools(params=None if cursor is None else types.PaginatedRequestParams(cursor=cursor))
+        count += len(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            return count
+
+
+async def bench_walk(rounds: int) -> None:
+    print(f"== walk: catalog --mode large (10,000 tools / 1,000 pages), {rounds} pairs, order alternating")
+    os.environ[forkserver.SWITCH] = "1"
+    walker, bare, ratios = [], [], []
+
+    async def timed_walk() -> float:
+        start = time.perf_counter()
+        catalog = await walk(lab, max_pages=1000, max_items=10_000)
+        assert len(catalog.items) == 10_000 and catalog.pages == 1000
+        return time.perf_counter() - start
+
+    async def timed_bare() -> float:
+        start = time.perf_counter()
+        assert await bare_walk(lab.session) == 10_000
+        return time.perf_counter() - start
+
+    async with connect("catalog", mode="large", lab_timeout=3600) as lab:
+        await bare_walk(lab.session)  # warm the path once
+        for i in range(rounds):
+            if i % 2:
+                b, w = await timed_bare(), await timed_walk()
+            else:
+                w, b = await timed_walk(), await timed_bare()
+            walker.append(w)
+            bare.append(b)
+            ratios.append(w / b)  # neighbours in time share the machine's load
+    print(f"   walk      median {fmt(statistics.median(walker))}")
+    print(f"   bare SDK  median {fmt(statistics.median(bare))}")
+    print(f"   ratio walk/bare: median of pairs {statistics.median(ratios):.3f}, "
+          f"of medians {statistics.median(walker) / statistics.median(bare):.3f}   ({load()})")
+
+
+def bench_suite(cold: bool) -> None:
+    label = "COURSE_FAST_LAUNCH=0 (every server cold)" if cold else "fast launch"
+    print(f"== suite: pytest -n 2 over tests/ and notebooks/, {label}   (before: {load()})")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1")
+    env.pop(forkserver.SWITCH, None)
+    if cold:
+        env[forkserver.SWITCH] = "0"
+    done, wall, cpu = timed_run([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider"], env)
+    summary = [line for line in done.stdout.splitlines() if line.strip()][-1:] or ["(no output)"]
+    print(f"   wall {wall:6.1f} s   exit {done.returncode}   {summary[0].strip('= ')}   ({load()})")
+    # CPU time does not depend on how busy the machine is: on 2 idle cores the wall time
+    # cannot be less than half of it, and is usually not much more.
+    print(f"   cpu  {cpu:6.1f} s (user+sys of pytest, its workers, kernels and servers)")
+
+
+def timed_run(argv: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess, float, float]:
+    """Run ``argv``; return it with its wall time and the CPU time of its whole process tree."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return done, wall, cpu
+
+
+async def main(args: argparse.Namespace) -> None:
+    print(f"course_lib.bench   python {sys.version.split()[0]}   ({load()})")
+    await bench_launch(args.runs)
+    await bench_walk(args.rounds)
+    forkserver.shutdown()
+    if args.suite:
+        bench_suite(cold=False)
+    if args.cold_suite:
+        bench_suite(cold=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python -m course_lib.bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=7, help="launches of each kind (default 7)")
+    parser.add_argument("--rounds", type=int, default=4, help="walker/bare pairs (default 4)")
+    parser.add_argument("--no-suite", dest="suite", action="store_false", help="skip the suite timing")
+    parser.add_argument("--cold-suite", action="store_true",
+                        help="also time the suite with every server started cold (proves the outputs match)")
+    anyio.run(main, parser.parse_args())

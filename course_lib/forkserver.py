@@ -1,0 +1,478 @@
+"""Fast launch of course servers: a pre-warmed parent forks a fresh server for every lab.
+
+A cold ``python -m course_lib.servers NAME`` spends 1.5–3 s importing the SDK before it can
+answer. The fork server is one extra process per kernel (or pytest worker), started on the
+first ``connect`` to a course server, that has imported the SDK and ``course_lib`` once. For
+each lab, ``connect`` creates the lab's stdin/stdout pipes itself and hands them, with the
+stderr log file, to the fork server over a Unix socket (SCM_RIGHTS). The fork server forks a
+child that becomes a session leader, takes the pipes as fds 0/1/2, gets the lab's explicit
+environment, working directory and argv, and runs the same entry point as
+``python -m course_lib.servers``. Every lab therefore talks to a real, separate, fresh process
+over real pipes with the real SDK; labs share nothing but the code imported before the fork
+(the server modules themselves are imported after it, so their module-level state is per lab).
+
+The fork server reports each child's pid and, when it has reaped the child, its exit status on
+a per-lab socket, so the launcher sees the same pid, return code and process group as with a
+cold launch. It dies with its parent: EOF on the control socket, PR_SET_PDEATHSIG and a
+periodic parent check all end it, and on the way out it stops whatever children are left.
+
+``connect`` falls back to the cold launch when the fast path is switched off
+(``COURSE_FAST_LAUNCH=0``), unavailable (no fork, no Unix sockets), broken (the fork server
+died or failed to start), or when the lab's environment changes something only an interpreter
+start can apply (``PYTHON*``, locale, the run tag).
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from pathlib import Path
+from typing import Sequence
+
+import anyio
+import anyio.abc
+
+from .launch import _Process, pid_alive, server_env
+from .paths import ROOT
+
+SWITCH = "COURSE_FAST_LAUNCH"  # "0" turns the fast path off; connect then always starts cold
+READY_TIMEOUT = 30.0  # the fork server's own imports, on a busy machine
+REPLY_TIMEOUT = 10.0  # fork and report a pid
+SHUTDOWN_GRACE = 1.0  # children get this long to exit by themselves when the fork server stops
+PARENT_CHECK = 0.5  # how often the fork server checks that its parent is alive
+STATUS_LOST = -255  # return code reported if the fork server died before reporting one
+_MAX_REQUEST = 1 << 20
+_PDEATHSIG = signal.SIGUSR1
+
+
+def _fixed_at_fork(name: str) -> bool:
+    """Variables that only an interpreter start (or the leak check's /proc view) can apply."""
+    return name.startswith(("PYTHON", "LC_")) or name in ("LANG", "COURSE_LAB_RUN", "COURSE_LAB_SERVER")
+
+
+# ---------------------------------------------------------------------------------------------
+# Parent side (the kernel or the pytest process)
+
+def enabled() -> bool:
+    return os.environ.get(SWITCH, "1") != "0" and hasattr(os, "fork") and hasattr(socket, "send_fds") \
+        and hasattr(socket, "AF_UNIX") and hasattr(socket, "SOCK_SEQPACKET")
+
+
+class _Handle:
+    """The running fork server as its parent sees it."""
+
+    def __init__(self, env: dict[str, str]):
+        self.env = env
+        self.owner = os.getpid()
+        self.state = "starting"  # -> "ready" | "broken"
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "course_lib.forkserver", str(theirs.fileno()), str(os.getpid())],
+                # Pipes, like a lab's stdin/stdout, so the children's sys.stdin/stdout objects
+                # were created for the same kind of file as after a cold start.
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=env, cwd=str(ROOT), pass_fds=(theirs.fileno(),), start_new_session=True)
+        finally:
+            theirs.close()
+        self.proc.stdin.close()
+        self.proc.stdout.close()
+        self.sock.setblocking(False)
+
+    async def ready(self) -> bool:
+        with anyio.move_on_after(READY_TIMEOUT):
+            while self.state == "starting":
+                try:
+                    message = self.sock.recv(4096)
+                except BlockingIOError:
+                    await anyio.sleep(0.01)
+                    continue
+                except OSError:
+                    message = b""
+                self.state = "ready" if message == b"ready" else "broken"
+        if self.state != "ready":
+            self.state = "broken"
+        return self.state == "ready"
+
+    def close(self) -> None:
+        self.state = "broken"
+        self.sock.close()  # EOF: the fork server stops its children and exits
+        try:
+            self.proc.wait(timeout=SHUTDOWN_GRACE + 2.0)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_handle: _Handle | None = None
+_handle_lock = threading.Lock()
+_atexit_registered = False
+
+
+def _current() -> _Handle | None:
+    """The fork server for this process, started on first use; None if it is broken."""
+    global _handle, _atexit_registered
+    with _handle_lock:
+        if _handle is not None and _handle.owner != os.getpid():
+            _handle = None  # a forked copy of the parent must not share the parent's fork server
+        if _handle is None:
+            # The base environment of every lab (the leak check reads it from /proc, where a
+            # forked child still shows its parent's), without any one lab's additions.
+            env = server_env(Path(tempfile.gettempdir()))
+            del env["COURSE_LAB_DIR"]
+            try:
+                _handle = _Handle(env)
+            except OSError:
+                return None
+            if not _atexit_registered:
+                import atexit
+
+                atexit.register(shutdown)
+                _atexit_registered = True
+        return None if _handle.state == "broken" else _handle
+
+
+def shutdown() -> None:
+    """Stop this process's fork server (and any child it still has); the next lab starts a new one."""
+    global _handle
+    with _handle_lock:
+        handle, _handle = _handle, None
+    if handle is not None and handle.owner == os.getpid():
+        handle.close()
+
+
+def running_pid() -> int | None:
+    """Pid of this process's fork server, if one is running (for tests and the benchmark)."""
+    handle = _handle
+    if handle is None or handle.owner != os.getpid() or handle.proc.poll() is not None:
+        return None
+    return handle.proc.pid
+
+
+async def spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr):
+    """Start a course server through the fork server; None means "use the cold launch"."""
+    if not enabled():
+        return None
+    handle = _current()
+    if handle is None or not await handle.ready():
+        return None
+    fixed = {k: v for k, v in env.items() if _fixed_at_fork(k)}
+    if fixed != {k: v for k, v in handle.env.items() if _fixed_at_fork(k)}:
+        return None  # only a fresh interpreter can apply these
+    request = json.dumps({"argv": list(argv), "env": env, "cwd": str(cwd)}).encode()
+    if len(request) >= _MAX_REQUEST:
+        return None
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    status, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    status.setblocking(False)
+    reply: dict = {}
+    try:
+        with anyio.move_on_after(REPLY_TIMEOUT):
+            while True:
+                try:
+                    socket.send_fds(handle.sock, [request], [stdin_r, stdout_w, stderr.fileno(), theirs.fileno()])
+                    break
+                except BlockingIOError:
+                    await anyio.sleep(0.005)  # its queue is full: many labs starting at once
+            # The child's ends now live in the fork server (and soon only in the child).
+            for fd in (stdin_r, stdout_w):
+                os.close(fd)
+            stdin_r = stdout_w = None
+            theirs.close()
+            await anyio.wait_readable(status)
+            reply = json.loads(status.recv(4096) or b"{}")
+    except (OSError, ValueError):
+        pass  # the fork server is gone or answered nonsense
+    finally:
+        if "pid" not in reply:  # failed or cancelled: closing our ends ends any child it forked
+            for fd in (stdin_r, stdout_w, stdin_w, stdout_r):
+                if fd is not None:
+                    os.close(fd)
+            theirs.close()
+            status.close()
+    if "pid" not in reply:
+        handle.state = "broken"  # this and later labs start cold
+        return None
+    return _ForkedProcess(reply["pid"], stdin_w, stdout_r, status)
+
+
+class _PipeReader(anyio.abc.ByteReceiveStream):
+    """The parent's end of the server's stdout pipe, read without blocking the event loop."""
+
+    def __init__(self, fd: int):
+        os.set_blocking(fd, False)
+        self._fd: int | None = fd
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        while True:
+            if self._fd is None:
+                raise anyio.ClosedResourceError
+            try:
+                data = os.read(self._fd, max_bytes)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    async def aclose(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            anyio.notify_closing(fd)
+            os.close(fd)
+
+
+class _PipeWriter(anyio.abc.ByteSendStream):
+    """The parent's end of the server's stdin pipe."""
+
+    def __init__(self, fd: int):
+        os.set_blocking(fd, False)
+        self._fd: int | None = fd
+
+    async def send(self, item: bytes) -> None:
+        view = memoryview(item)
+        while view:
+            if self._fd is None:
+                raise anyio.ClosedResourceError
+            try:
+                view = view[os.write(self._fd, view):]
+            except BlockingIOError:
+                await anyio.wait_writable(self._fd)
+            except BrokenPipeError:
+                raise anyio.BrokenResourceError from None
+
+    async def aclose(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            anyio.notify_closing(fd)
+            os.close(fd)
+
+
+class _ForkedProcess(_Process):
+    """A server forked by the fork server: same surface as a cold ``_Process``."""
+
+    launch_path = "fast"
+
+    def __init__(self, pid: int, stdin_fd: int, stdout_fd: int, status: socket.socket):
+        self.pid = pid
+        self.stdin = _PipeWriter(stdin_fd)
+        self.stdout = _PipeReader(stdout_fd)
+        self._status = status
+        self._code: int | None = None
+
+    @property
+    def returncode(self) -> int | None:
+        if self._code is None and self._status is not None:
+            self._code = self._read_status()
+        return self._code
+
+    def _read_status(self) -> int | None:
+        try:
+            message = self._status.recv(4096)
+        except BlockingIOError:
+            return None
+        except OSError:
+            message = b""
+        if message:
+            return json.loads(message)["exit"]
+        # The fork server died without reporting: the child was reparented (and is reaped) elsewhere.
+        return None if pid_alive(self.pid) else STATUS_LOST
+
+    def _release(self) -> None:
+        if self._status is not None and self._code is not None:
+            self._status.close()
+            self._status = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Fork server side (``python -m course_lib.forkserver CONTROL_FD PARENT_PID``)
+
+def _warm() -> None:
+    """Import what every course server imports, and run one in-memory exchange, before any fork.
+
+    Only code and caches are warmed: no course server module is imported here, so each lab's
+    server module runs its module-level code in the lab's own process and environment.
+    """
+    import course_lib  # noqa: F401  (the package imports the SDK client and the walker)
+    import course_lib.servers  # noqa: F401
+    import course_lib.servers._base  # noqa: F401
+    import course_lib.servers.__main__  # noqa: F401
+    import mcp.server  # noqa: F401
+    import mcp.server.stdio  # noqa: F401
+    import mcp_types as types
+    from mcp import Client
+    from mcp.server import Server
+
+    async def on_list_tools(ctx, params):
+        return types.ListToolsResult(tools=[types.Tool(name="warm", input_schema={"type": "object"})])
+
+    async def exchange() -> None:
+        server = Server("warm-up", on_list_tools=on_list_tools)
+        for mode in ("legacy", "2026-07-28"):
+            async with Client(server, mode=mode) as client:
+                await client.list_tools()
+
+    with warnings.catch_warnings():  # leaves the "already warned" registries as they were
+        warnings.simplefilter("ignore")
+        anyio.run(exchange)
+    # The stdio transport's own (de)serialisation path, which the in-memory one skips.
+    line = ('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"c",'
+            '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}')
+    types.jsonrpc_message_adapter.validate_json(line, by_name=False).model_dump_json(by_alias=True, exclude_unset=True)
+
+
+def _die_with_parent(parent: int) -> None:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(_PDEATHSIG), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # no prctl: EOF on the control socket and the periodic check remain
+
+
+def _child(request: dict, fds: list[int], closing: list) -> None:
+    """In the forked child: become the lab's server process. Never returns."""
+    try:
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGCHLD, _PDEATHSIG, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for thing in closing:  # the fork server's own sockets, pipes and selector
+            os.close(thing) if isinstance(thing, int) else thing.close()
+        os.setsid()
+        for target, fd in enumerate(fds[:3]):
+            os.dup2(fd, target)
+        for fd in fds[:3]:  # fds[3] is the status socket, closed with ``closing``
+            if fd > 2:
+                os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        argv = request["argv"]
+        import course_lib.servers.__main__ as entry
+
+        sys.argv = [entry.__file__, *argv[3:]]
+        sys.path[0] = os.getcwd()  # what ``python -m`` puts first
+    except BaseException:
+        try:
+            sys.excepthook(*sys.exc_info())  # lands in the lab's stderr log once fd 2 is moved
+            sys.stderr.flush()
+        finally:
+            os._exit(127)
+    entry.run(argv[3:])
+    os._exit(1)  # run() never returns
+
+
+def serve_forks(control_fd: int, parent: int) -> None:
+    control = socket.socket(fileno=control_fd)
+    _die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the parent's business
+    try:
+        _warm()
+    except BaseException as exc:
+        control.send(f"import failed: {exc!r}".encode()[:4000])
+        return
+    if threading.active_count() != 1:
+        control.send(b"threads started during import: cannot fork safely")
+        return
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    for sig in (signal.SIGCHLD, _PDEATHSIG):
+        signal.signal(sig, lambda *_: None)
+    wake = os.fdopen(wake_r, "rb", buffering=0)
+    selector = selectors.DefaultSelector()
+    selector.register(control, selectors.EVENT_READ)
+    selector.register(wake, selectors.EVENT_READ)
+    children: dict[int, socket.socket] = {}
+    control.send(b"ready")
+
+    def reap() -> None:
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            lab = children.pop(pid, None)
+            if lab is not None:
+                try:
+                    lab.send(json.dumps({"exit": os.waitstatus_to_exitcode(status)}).encode())
+                except OSError:
+                    pass
+                lab.close()
+
+    running = True
+    while running and os.getppid() == parent:
+        for key, _ in selector.select(timeout=PARENT_CHECK):
+            if key.fileobj is wake:
+                try:
+                    wake.read(4096)
+                except BlockingIOError:
+                    pass
+                continue
+            try:
+                message, fds, flags, _ = socket.recv_fds(control, _MAX_REQUEST, 8)
+            except OSError:
+                message, fds, flags = b"", [], 0
+            if not message and not fds:
+                running = False  # the parent closed the control socket (or died)
+                break
+            if len(fds) != 4 or flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+                for fd in fds:
+                    os.close(fd)
+                continue
+            lab = socket.socket(fileno=fds[3])
+            try:
+                request = json.loads(message)
+                pid = os.fork()
+            except (OSError, ValueError) as exc:
+                try:
+                    lab.send(json.dumps({"error": str(exc)}).encode())
+                except OSError:
+                    pass
+                lab.close()
+                pid = None
+            if pid == 0:
+                _child(request, fds, [control, selector, wake, wake_w, lab, *children.values()])
+            for fd in fds[:3]:
+                os.close(fd)
+            if pid:
+                children[pid] = lab
+                try:
+                    lab.send(json.dumps({"pid": pid}).encode())
+                except OSError:
+                    pass
+        reap()
+
+    # Parent gone or done: whatever is left gets a moment to finish, then its group is killed.
+    deadline = time.monotonic() + SHUTDOWN_GRACE
+    while children and time.monotonic() < deadline:
+        time.sleep(0.01)
+        reap()
+    for pid in list(children):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    while children:
+        time.sleep(0.01)
+        reap()
+
+
+if __name__ == "__main__":
+    serve_forks(int(sys.argv[1]), int(sys.argv[2]))
+    os._exit(0)

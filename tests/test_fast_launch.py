@@ -1,0 +1,157 @@
+"""The fork server: a fresh, separate server process per lab, the same world as a cold start,
+the cold start as fallback, and nothing left behind when the parent goes away."""
+import json
+import os
+import re
+import signal
+import sys
+import time
+
+import anyio
+import mcp_types as types
+import pytest
+
+from course_lib import LaunchError, ServerCrashed, connect, forkserver, walk
+from course_lib.pytest_plugin import surviving_servers
+from course_lib.launch import pid_alive as alive
+from course_lib.paths import ROOT
+from course_lib.servers import catalog
+
+pytestmark = pytest.mark.anyio
+
+PER_PROCESS = ("pid", "ppid", "pgid", "sid")
+
+
+async def probe(**options) -> tuple:
+    async with connect("probe", **options) as lab:
+        result = await lab.client.call_tool("process", {})
+    return lab, json.loads(result.content[0].text)
+
+
+def world(lab, facts: dict) -> dict:
+    """What a server sees of itself, minus what is per process or per lab by design."""
+    assert facts["pid"] == lab.pid
+    assert facts["pgid"] == facts["sid"] == facts["pid"]  # its own session and process group
+    assert facts["environ"]["COURSE_LAB_DIR"] == str(lab.workdir)
+    environ = dict(facts["environ"], COURSE_LAB_DIR="<lab dir>")
+    return {key: value for key, value in dict(facts, environ=environ).items() if key not in PER_PROCESS}
+
+
+async def test_fast_and_cold_servers_see_the_same_world():
+    fast_lab, fast = await probe()
+    assert fast_lab.launch_path == "fast"
+    assert fast["ppid"] == forkserver.running_pid()  # forked by the fork server, not by us
+    # The same server given as an argv list: a student's own command always starts cold.
+    async with connect([sys.executable, "-m", "course_lib.servers", "probe"]) as cold_lab:
+        result = await cold_lab.client.call_tool("process", {})
+    cold = json.loads(result.content[0].text)
+    assert cold_lab.launch_path == "cold"
+    assert cold["ppid"] == os.getpid()
+    # Same argv, cwd, sys.path[0], explicit environment, std streams, open descriptors, flags.
+    assert world(fast_lab, fast) == world(cold_lab, cold)
+    assert fast["environ"]["COURSE_LAB_RUN"] == os.environ["COURSE_LAB_RUN"]
+    assert fast["threads"] == cold["threads"]
+    assert sorted(fast["fds"].values()).count("socket") == 2  # asyncio's own pair; no fork server socket
+
+
+async def test_every_lab_gets_a_fresh_process_that_the_leak_check_can_see():
+    async with connect("catalog") as one, connect("catalog") as two:
+        assert one.launch_path == two.launch_path == "fast"
+        assert one.pid != two.pid
+        live = {pid for pid, _ in surviving_servers()}
+        assert {one.pid, two.pid, forkserver.running_pid()} <= live
+        # Module state is per process: the second server never issued the first one's cursor.
+        first = await one.session.list_tools()
+        with pytest.raises(Exception, match="not issued by this server process"):
+            await two.session.list_tools(params=types.PaginatedRequestParams(cursor=first.next_cursor))
+    assert not alive(one.pid) and not alive(two.pid)
+    assert one.returncode == two.returncode == 0
+
+
+def _masked(lab) -> list[str]:
+    return [f.direction + re.sub(r'"(cursor|nextCursor)":"[^"]*"', r'"\1":"<cursor>"', f.raw) for f in lab.wire]
+
+
+async def _scenario(era: str) -> tuple:
+    async with connect("catalog", era=era) as lab:
+        names = (await walk(lab)).names
+        outcome = await lab.client.call_tool("beta", {})
+        with pytest.raises(Exception) as refused:
+            await lab.session.list_tools(params=types.PaginatedRequestParams(cursor="forged"))
+    return lab, (names, outcome.content[0].text, str(refused.value), lab.returncode, lab.stderr)
+
+
+async def test_the_wire_is_the_same_on_both_paths(era, monkeypatch):
+    fast_lab, fast = await _scenario(era)
+    monkeypatch.setenv(forkserver.SWITCH, "0")
+    cold_lab, cold = await _scenario(era)
+    assert (fast_lab.launch_path, cold_lab.launch_path) == ("fast", "cold")
+    assert fast == cold
+    assert _masked(fast_lab) == _masked(cold_lab)
+
+
+async def test_a_crashing_forked_server_reads_like_a_cold_one():
+    with pytest.raises(ServerCrashed) as caught:
+        async with connect("catalog", mode="no-such-mode"):
+            pass
+    assert forkserver.running_pid() is not None  # the fork server started it (and is still fine)
+    assert caught.value.details["returncode"] == 2
+    # argparse's own message, as `python -m course_lib.servers catalog --mode no-such-mode` prints it.
+    choices = ", ".join(repr(mode) for mode in catalog.MODES)
+    assert str(caught.value) == ("before it was ready: server exited with code 2: "
+                                 "python -m course_lib.servers catalog: error: "
+                                 f"argument --mode: invalid choice: 'no-such-mode' (choose from {choices})")
+
+
+async def test_settings_only_a_fresh_interpreter_applies_start_cold():
+    lab, facts = await probe(env={"PYTHONHASHSEED": "7"})
+    assert lab.launch_path == "cold"
+    assert facts["environ"]["PYTHONHASHSEED"] == "7"
+
+
+async def test_when_the_fork_server_dies_labs_close_cleanly_and_start_cold_until_restart():
+    try:
+        async with connect("catalog") as lab:
+            os.kill(forkserver.running_pid(), signal.SIGKILL)
+            assert (await walk(lab)).names == ["alpha", "beta", "gamma"]
+        assert lab.launch_path == "fast" and not alive(lab.pid)
+        assert lab.returncode == forkserver.STATUS_LOST  # nobody was left to report the exit code
+        async with connect("catalog") as fallback:
+            assert (await walk(fallback)).names == ["alpha", "beta", "gamma"]
+        assert fallback.launch_path == "cold" and fallback.returncode == 0
+    finally:
+        forkserver.shutdown()
+    async with connect("catalog") as restarted:
+        pass
+    assert restarted.launch_path == "fast"
+
+
+PARENT = """
+import os, signal, sys, anyio
+from course_lib import connect, forkserver
+async def main():
+    async with connect("catalog") as lab:
+        print(forkserver.running_pid(), lab.pid, flush=True)
+        if sys.argv[1] == "killed":
+            os.kill(os.getpid(), signal.SIGKILL)
+anyio.run(main)
+"""
+
+
+@pytest.mark.parametrize("ending", ["exits", "killed"])
+async def test_nothing_outlives_the_parent(ending):
+    done = await anyio.run_process([sys.executable, "-c", PARENT, ending], check=False,
+                                   env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == (-signal.SIGKILL if ending == "killed" else 0), done.stderr.decode()[-500:]
+    pids = [int(p) for p in done.stdout.split()]
+    assert len(pids) == 2
+    deadline = time.monotonic() + 5
+    while any(map(alive, pids)) and time.monotonic() < deadline:
+        await anyio.sleep(0.05)
+    assert not any(map(alive, pids)), f"still alive: {[p for p in pids if alive(p)]}"
+
+
+async def test_a_missing_server_fails_before_any_fork():
+    with pytest.raises(LaunchError, match="no course server named"):
+        async with connect("nope"):
+            pass
