@@ -270,3 +270,37 @@ def report_table(reports: list[Report], columns=("scenario", "era", "outcome")) 
     return Table(list(columns) + ["exit"],
                  [[getattr(r, c) for c in columns] + [r.returncode if r.clean_exit else f"UNCLEAN {r.returncode}"]
                   for r in reports])
+
+
+def label(text: str, oracle: dict) -> str:
+    """Which fixed revision a document text belongs to: ``r1``, ``r2`` or ``?``."""
+    found = [rev for rev in ("r1", "r2") if text in oracle[rev].values()]
+    return "/".join(found) or "?"
+
+
+def requests_table(wire, oracle: dict, title: str | None = None) -> Table:
+    """The reads and prompts that reached the server, and what each answer contained."""
+    rows = []
+    for n, request in enumerate(f for f in wire.requests() if f.method in ("resources/read", "prompts/get")):
+        response = wire.response_to(request)
+        message = (response.message if response else None) or {}
+        if request.method == "resources/read":
+            target = bundles.short(request.params["uri"])
+        else:
+            target = f"prompt {json.dumps(request.params.get('arguments'))}"
+        if "error" in message:
+            answer = f"error {message['error']['code']}"
+        elif request.method == "resources/read":
+            text = message["result"]["contents"][0]["text"]
+            answer = (f"manifest {json.loads(text)['revision']}" if target == "manifest"
+                      else f"{label(text, oracle)} text")
+        else:
+            answer = message["result"]["messages"][0]["content"]["text"]
+        rows.append([n + 1, request.method, target, answer])
+    return Table(["#", "method", "target", "answer"], rows, title)
+
+
+def read_count(wire, texts: dict) -> int:
+    """How many resources/read requests for the first URI of ``texts`` reached the server."""
+    first = next(iter(texts))
+    return sum(1 for f in wire.requests("resources/read") if f.params.get("uri") == first)
