@@ -91,28 +91,21 @@ async def test_a_wrong_check_or_a_surviving_control_is_not_a_kill():
 CACHED = dict(era="2026-07-28", ttl_ms=60000, cache_mode="use")
 
 
-async def test_cached_manifest_hides_the_new_revision():
-    report = await snapshot_lab.run_scenario("mixed", **CACHED)
-    assert (report.failure.check, report.failure.message) == (
-        "current_advanced", "a new acquisition after r2 was published gave r1 (0 restarts)")
+@pytest.mark.parametrize("scenario, check, message, uri", [
     # The second manifest and the second pass over r1 never reached the server.
-    assert read_uris(report).count(bundles.MANIFEST_URI) == 1
-    assert_clean(report)
-
-
-async def test_cached_manifest_defeats_the_single_recovery():
-    report = await snapshot_lab.run_scenario("expired", **CACHED)
-    assert (report.failure.check, report.failure.message) == (
-        "recovery", "the new manifest names r1 again, which the server no longer holds")
-    assert read_uris(report).count(bundles.MANIFEST_URI) == 1
-    assert_clean(report)
-
-
-async def test_cached_r1_text_hides_the_expiry():
-    report = await snapshot_lab.run_scenario("retired", **CACHED)
-    assert (report.failure.check, report.failure.message) == (
-        "expired_resource", "pinned r1/requirements answered (the r1 text) instead of failing with -32002")
-    assert read_uris(report).count(R1[0]) == 1  # the second read was served from the cache
+    ("mixed", "current_advanced", "a new acquisition after r2 was published gave r1 (0 restarts)",
+     bundles.MANIFEST_URI),
+    # The restart reads the cached r1 manifest, so the one recovery cannot succeed.
+    ("expired", "recovery", "the new manifest names r1 again, which the server no longer holds",
+     bundles.MANIFEST_URI),
+    # The second r1 read is served from the cache after the server dropped r1.
+    ("retired", "expired_resource", "pinned r1/requirements answered (the r1 text) instead of failing with -32002",
+     R1[0]),
+], ids=["stale-manifest-hides-r2", "stale-manifest-defeats-recovery", "stale-r1-text-hides-expiry"])
+async def test_response_cache_recreates_a_stale_bundle(scenario, check, message, uri):
+    report = await snapshot_lab.run_scenario(scenario, **CACHED)
+    assert (report.failure.check, report.failure.message) == (check, message)
+    assert read_uris(report).count(uri) == 1
     assert_clean(report)
 
 
