@@ -205,6 +205,26 @@ async def run_scenario(scenario: str, era: str = "legacy", *, fault: str = "none
     return report
 
 
+async def probe(scenario: str, era: str = "legacy") -> Report:
+    """Run ``scenario`` and raise its first failure; a server that did not exit cleanly fails ``clean_exit``."""
+    report = await run_scenario(scenario, era)
+    if report.failure is not None:
+        raise report.failure
+    if not report.clean_exit:
+        raise CheckFailed("clean_exit", f"server exit {report.returncode}, {report.stray_stdout_lines} stray "
+                                        f"stdout lines, {report.stderr_bytes} stderr bytes")
+    return report
+
+
+# Argument-free probes (``module:function``), the form a generic mutant runner calls.
+async def probe_mixed() -> None:
+    await probe("mixed")
+
+
+async def probe_expired() -> None:
+    await probe("expired")
+
+
 # -- negative controls: four known-wrong servers, each must fail at its named check ------------
 
 @dataclass(frozen=True)

@@ -66,12 +66,16 @@ async def test_retired_snapshot_is_refused_after_its_review(era):
 
 
 @pytest.mark.parametrize("control", snapshot_lab.CONTROLS, ids=lambda c: c.fault)
-async def test_wrong_server_is_caught_at_its_named_check(control):
-    report = await snapshot_lab.run_scenario(control.scenario, "legacy", fault=control.fault)
+async def test_wrong_server_is_caught_at_its_named_check(control, era):
+    report = await snapshot_lab.run_scenario(control.scenario, era, fault=control.fault)
     outcome = snapshot_lab.judge(control, report)
     assert (outcome.verdict, outcome.check) == ("killed", control.check), report.failure
     assert control.message in outcome.message
     assert_clean(report)
+
+
+async def test_the_argument_free_probes_pass_on_the_right_server():
+    await snapshot_lab.probe_expired()
 
 
 async def test_a_wrong_check_or_a_surviving_control_is_not_a_kill():
