@@ -1,0 +1,193 @@
+"""The snapshot server: two revisions of two short documents, a manifest, pinned URIs, a review prompt.
+
+Resources
+  ``project://atlas/manifest``          JSON ``{"revision": ..., "uris": [...]}`` for the current revision
+  ``project://atlas/<revision>/<doc>``  pinned: always that revision's text, or -32002 once it is gone
+  ``project://atlas/latest/<doc>``      whatever the current revision is at the moment of the read
+Prompt
+  ``review-snapshot`` with exactly one argument ``revision``: the instruction and the documents of
+  that revision as embedded resources.
+
+Each revision is internally consistent (r1: 300 seconds everywhere; r2: immediately everywhere).
+Documents are never edited in place: only the ``current`` pointer moves and the ``retained`` set
+shrinks, and only at fixed request boundaries named in ``SCENARIOS`` (no clocks, no sleeps).
+
+``--fault`` turns the server into one of the known-wrong variants used as negative controls;
+``--ttl-ms`` adds a ``resources/read`` cache hint (honoured by 2026-07-28 clients only).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass
+
+import mcp_types as types
+from mcp import MCPError
+from mcp.server import CacheHint, Server
+
+from ._base import serve
+
+BASE = "project://atlas/"
+MANIFEST = BASE + "manifest"
+UNAVAILABLE = -32002
+UNAVAILABLE_MESSAGE = "Snapshot unavailable; reacquire the whole bundle"
+PROMPT = "review-snapshot"
+PINNED = re.compile(re.escape(BASE) + r"r[0-9]+/[a-z]+")
+
+REVISIONS = {
+    "r1": {"requirements": "R2: cancellation visible within 300 seconds.\n",
+           "design": "D3: availability cache refreshes every 300 seconds.\n"},
+    "r2": {"requirements": "R2: cancellation visible immediately.\n",
+           "design": "D3: cancellation invalidates availability cache immediately.\n"},
+}
+
+
+@dataclass(frozen=True)
+class Switch:
+    """After the first request matching (method, target) is answered: publish r2, maybe retire r1."""
+
+    method: str
+    target: str
+    retire_r1: bool
+
+
+SCENARIOS = {
+    # An editor publishes r2 while a reader walks the latest/ URIs.
+    "mixed": Switch("resources/read", BASE + "latest/requirements", retire_r1=False),
+    # r1 stops being retained right after the first manifest has named it.
+    "expired": Switch("resources/read", MANIFEST, retire_r1=True),
+    # r1 stops being retained right after its complete review prompt was served.
+    "retired": Switch("prompts/get", "r1", retire_r1=True),
+}
+
+FAULTS = (
+    "none",
+    "expired-resource-fallback",     # an expired pinned URI silently answers with the current text
+    "expired-prompt-fallback",       # a prompt for an expired revision silently embeds the current one
+    "mixed-pinned-body",             # project://atlas/r1/design answers with the r2 body
+    "incomplete-recovery-manifest",  # every manifest after r1's omits its last document
+)
+
+
+def uris(revision: str) -> list[str]:
+    return [f"{BASE}{revision}/{doc}" for doc in REVISIONS[revision]]
+
+
+def unavailable() -> MCPError:
+    return MCPError(UNAVAILABLE, UNAVAILABLE_MESSAGE)
+
+
+class Snapshots:
+    """The server's whole state: a pointer, a retained set, and the one scheduled switch."""
+
+    def __init__(self, scenario: str, fault: str = "none"):
+        self.switch = SCENARIOS[scenario]
+        self.fault = fault
+        self.current = "r1"
+        self.retained = {"r1", "r2"}
+        self.switched = False
+
+    def after(self, method: str, target: str) -> None:
+        if not self.switched and (method, target) == (self.switch.method, self.switch.target):
+            self.switched = True
+            self.current = "r2"
+            if self.switch.retire_r1:
+                self.retained.discard("r1")
+
+    def manifest(self) -> str:
+        listed = uris(self.current)
+        if self.fault == "incomplete-recovery-manifest" and self.current != "r1":
+            listed = listed[:-1]
+        return json.dumps({"revision": self.current, "uris": listed})
+
+    def read(self, uri: str) -> tuple[str, str]:
+        """(mime type, text) of ``uri``, or an MCPError."""
+        if uri == MANIFEST:
+            return "application/json", self.manifest()
+        if uri.startswith(BASE + "latest/"):
+            doc = uri.removeprefix(BASE + "latest/")
+            if doc in REVISIONS[self.current]:
+                return "text/plain", REVISIONS[self.current][doc]
+        for revision, docs in REVISIONS.items():
+            for doc, text in docs.items():
+                if uri != f"{BASE}{revision}/{doc}":
+                    continue
+                if revision not in self.retained:
+                    if self.fault != "expired-resource-fallback":
+                        raise unavailable()
+                    text = REVISIONS[self.current][doc]
+                if self.fault == "mixed-pinned-body" and (revision, doc) == ("r1", "design"):
+                    text = REVISIONS["r2"]["design"]
+                return "text/plain", text
+        if PINNED.fullmatch(uri):  # a pinned URI of a revision this server never had
+            raise unavailable()
+        raise MCPError(UNAVAILABLE, "Resource not found", {"uri": uri})
+
+    def prompt(self, arguments: dict[str, str] | None) -> types.GetPromptResult:
+        if set(arguments or {}) != {"revision"}:
+            raise MCPError(types.INVALID_PARAMS, "Supply exactly one revision")
+        revision = arguments["revision"]
+        if revision not in self.retained:
+            if self.fault != "expired-prompt-fallback" or revision not in REVISIONS:
+                raise unavailable()
+            revision = self.current
+        # Validation and the reads below happen without an await in between: no switch can interleave.
+        messages = [types.PromptMessage(role="user", content=types.TextContent(
+            type="text", text=f"Review only this snapshot: {revision}"))]
+        for uri, text in zip(uris(revision), REVISIONS[revision].values()):
+            messages.append(types.PromptMessage(role="user", content=types.EmbeddedResource(
+                type="resource", resource=types.TextResourceContents(uri=uri, mime_type="text/plain", text=text))))
+        return types.GetPromptResult(description="Atlas snapshot review material; no review executed",
+                                     messages=messages)
+
+
+def build(scenario: str, fault: str = "none", ttl_ms: int = 0) -> Server:
+    state = Snapshots(scenario, fault)
+
+    async def on_list_resources(ctx, params) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[
+            types.Resource(uri=MANIFEST, name="Current bundle", mime_type="application/json")])
+
+    async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        try:
+            mime, text = state.read(params.uri)
+            return types.ReadResourceResult(contents=[
+                types.TextResourceContents(uri=params.uri, mime_type=mime, text=text)])
+        finally:
+            state.after("resources/read", params.uri)
+
+    async def on_list_prompts(ctx, params) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[types.Prompt(
+            name=PROMPT, description="The documents of one snapshot revision, embedded",
+            arguments=[types.PromptArgument(name="revision", required=True, description="r1 or r2")])])
+
+    async def on_get_prompt(ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != PROMPT:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {params.name}")
+        try:
+            return state.prompt(params.arguments)
+        finally:
+            state.after("prompts/get", (params.arguments or {}).get("revision", ""))
+
+    hints = {"resources/read": CacheHint(ttl_ms=ttl_ms)} if ttl_ms else None
+    return Server("course-snapshot", version="1.0", cache_hints=hints,
+                  on_list_resources=on_list_resources, on_read_resource=on_read_resource,
+                  on_list_prompts=on_list_prompts, on_get_prompt=on_get_prompt)
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m course_lib.servers snapshot")
+    # ``--mode`` is the spelling connect(..., mode=...) uses; both select the scenario.
+    p.add_argument("--scenario", "--mode", dest="scenario", default="mixed", choices=tuple(SCENARIOS))
+    p.add_argument("--fault", default="none", choices=FAULTS)
+    p.add_argument("--ttl-ms", type=int, default=0)
+    args = p.parse_args(argv)
+    code = serve(build(args.scenario, args.fault, args.ttl_ms))
+    # Leave at once: the interpreter's teardown (freeing the SDK's models) takes seconds on a
+    # busy machine, longer than the launcher's 2 s grace, and a clean exit is a checked claim.
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(code)

@@ -1,0 +1,170 @@
+"""Snapshot bundles on real stdio servers: mixed and expired scenarios in both eras, the single
+whole-bundle recovery, four wrong servers caught at their named checks, and the response cache."""
+import json
+
+import pytest
+
+from course_lib import bundles, snapshot_lab
+from course_lib.bundles import BundleError, Manifest
+from course_lib.paths import fixture
+from course_lib.servers import snapshot as snapshot_server
+
+pytestmark = pytest.mark.anyio
+
+ORACLE = json.loads(fixture("snapshot", "expected.json").read_text(encoding="utf-8"))
+R1 = list(ORACLE["r1"])
+R2 = list(ORACLE["r2"])
+TAIL = ["prompt_arguments", "prompt_arguments", "unknown_revision"]
+
+
+def read_uris(report) -> list[str]:
+    """The URIs of the resources/read requests that reached the server, in order."""
+    return [f.params["uri"] for f in report.wire.requests("resources/read")]
+
+
+def assert_clean(report) -> None:
+    assert (report.returncode, report.stray_stdout_lines, report.stderr_bytes) == (0, 0, 0)
+
+
+async def test_mixed_latest_reads_form_a_bundle_that_never_existed(era):
+    report = await snapshot_lab.run_scenario("mixed", era)
+    assert report.failure is None, report.failure
+    assert report.passed == ["manifest_shape", "initial_manifest", "mixed_counterexample",
+                             "bundle r1", "bundle r2", "current_advanced", *TAIL]
+    r1, r2 = report.bundles
+    assert (r1.revision, r1.texts, r1.restarts) == ("r1", ORACLE["r1"], 0)
+    assert (r2.revision, r2.texts, r2.restarts) == ("r2", ORACLE["r2"], 0)
+    assert r1.instruction == "Review only this snapshot: r1"
+    manifest = bundles.MANIFEST_URI
+    assert read_uris(report) == [manifest, *ORACLE["latest"], *R1, manifest, *R2, ORACLE["unknown_revision_uri"]]
+    assert_clean(report)
+
+
+async def test_expired_restarts_once_from_a_new_manifest(era):
+    report = await snapshot_lab.run_scenario("expired", era)
+    assert report.failure is None, report.failure
+    assert report.passed == ["manifest_shape", "initial_manifest", "expired_resource", "expired_prompt",
+                             "bundle r2", "single_recovery", *TAIL]
+    (bundle,) = report.bundles
+    assert [[a.revision, a.outcome] for a in bundle.attempts] == ORACLE["recovery"]
+    assert (bundle.revision, bundle.texts, bundle.restarts) == ("r2", ORACLE["r2"], 1)
+    uris = read_uris(report)
+    # One manifest to start, one to restart from; r1 is never patched with a latest/ read.
+    assert uris.count(bundles.MANIFEST_URI) == 2
+    assert not [u for u in uris if "/latest/" in u]
+    assert [f.params["arguments"] for f in report.wire.requests("prompts/get")][:2] == [
+        {"revision": "r1"}, {"revision": "r2"}]
+    assert_clean(report)
+
+
+async def test_retired_snapshot_is_refused_after_its_review(era):
+    report = await snapshot_lab.run_scenario("retired", era)
+    assert report.failure is None, report.failure
+    assert [b.revision for b in report.bundles] == ["r1", "r2"]
+    assert "expired_resource" in report.passed and "expired_prompt" in report.passed
+    assert_clean(report)
+
+
+@pytest.mark.parametrize("control", snapshot_lab.CONTROLS, ids=lambda c: c.fault)
+async def test_wrong_server_is_caught_at_its_named_check(control, era):
+    report = await snapshot_lab.run_scenario(control.scenario, era, fault=control.fault)
+    outcome = snapshot_lab.judge(control, report)
+    assert (outcome.verdict, outcome.check) == ("killed", control.check), report.failure
+    assert control.message in outcome.message
+    assert_clean(report)
+
+
+async def test_the_argument_free_probes_pass_on_the_right_server():
+    await snapshot_lab.probe_expired()
+
+
+async def test_a_wrong_check_or_a_surviving_control_is_not_a_kill():
+    control = snapshot_lab.CONTROLS[0]
+    survivor = snapshot_lab.Report("expired", "legacy", control.fault, "refresh", returncode=0)
+    assert snapshot_lab.judge(control, survivor).verdict == "survived"
+    elsewhere = snapshot_lab.Report("expired", "legacy", control.fault, "refresh", returncode=0,
+                                    failure=BundleError("snapshot_oracle", "answered (the r2 text)"))
+    assert snapshot_lab.judge(control, elsewhere).verdict == "wrong_check"
+    unclean = snapshot_lab.Report("expired", "legacy", control.fault, "refresh", returncode=-15,
+                                  failure=snapshot_lab.CheckFailed(control.check, control.message))
+    assert snapshot_lab.judge(control, unclean).verdict == "unclean_exit"
+
+
+# -- the response cache (2026-07-28, server ttlMs > 0) -------------------------------------------
+
+CACHED = dict(era="2026-07-28", ttl_ms=60000, cache_mode="use")
+
+
+@pytest.mark.parametrize("scenario, check, message, uri", [
+    # The second manifest and the second pass over r1 never reached the server.
+    ("mixed", "current_advanced", "a new acquisition after r2 was published gave r1 (0 restarts)",
+     bundles.MANIFEST_URI),
+    # The restart reads the cached r1 manifest, so the one recovery cannot succeed.
+    ("expired", "recovery", "the new manifest names r1 again, which the server no longer holds",
+     bundles.MANIFEST_URI),
+    # The second r1 read is served from the cache after the server dropped r1.
+    ("retired", "expired_resource", "pinned r1/requirements answered (the r1 text) instead of failing with -32002",
+     R1[0]),
+], ids=["stale-manifest-hides-r2", "stale-manifest-defeats-recovery", "stale-r1-text-hides-expiry"])
+async def test_response_cache_recreates_a_stale_bundle(scenario, check, message, uri):
+    report = await snapshot_lab.run_scenario(scenario, **CACHED)
+    assert (report.failure.check, report.failure.message) == (check, message)
+    assert read_uris(report).count(uri) == 1
+    assert_clean(report)
+
+
+@pytest.mark.parametrize("setting", [
+    dict(era="2026-07-28", ttl_ms=60000, cache_mode="refresh"),
+    dict(era="2026-07-28", ttl_ms=60000, cache_mode="bypass"),
+    dict(era="2026-07-28", ttl_ms=60000, cache_mode="use", cache=None),
+    dict(era="legacy", ttl_ms=60000, cache_mode="use"),
+], ids=["refresh", "bypass", "cache=None", "legacy-ignores-ttl"])
+async def test_settings_that_avoid_the_stale_bundle(setting):
+    report = await snapshot_lab.run_scenario("retired", **setting)
+    assert report.failure is None, report.failure
+    assert [b.revision for b in report.bundles] == ["r1", "r2"]
+    assert read_uris(report).count(R1[0]) == 2
+
+
+# -- the bundle checks on their own ----------------------------------------------------------------
+
+@pytest.mark.parametrize("text, message", [
+    ("not json", "not JSON"),
+    ('{"revision": "r1"}', "exactly the keys"),
+    ('{"revision": "r1", "uris": [], "extra": 1}', "exactly the keys"),
+    ('{"revision": "", "uris": ["project://atlas/r1/design"]}', "non-empty string"),
+    ('{"revision": "r1", "uris": []}', "non-empty list"),
+    ('{"revision": "r1", "uris": [7]}', "non-empty list"),
+])
+def test_manifest_shape_is_checked(text, message):
+    with pytest.raises(BundleError) as caught:
+        bundles.parse_manifest(text)
+    assert caught.value.check == "manifest_shape" and message in caught.value.message
+
+
+@pytest.mark.parametrize("uris, previous, message", [
+    (["project://atlas/r2/requirements", "project://atlas/latest/design"], None, "latest/design not pinned to r2"),
+    (["project://atlas/r2/requirements", "project://atlas/r1/design"], None, "r1/design not pinned to r2"),
+    (["project://atlas/r2/design", "project://atlas/r2/design"], None, "lists a URI twice"),
+    (["project://atlas/r2/design", "project://atlas/r2/requirements"], None, "the oracle"),
+    (["project://atlas/r2/requirements"], None, "the oracle"),
+])
+def test_manifest_membership_is_exact(uris, previous, message):
+    with pytest.raises(BundleError) as caught:
+        bundles.check_membership(Manifest("r2", tuple(uris)), {"r2": ORACLE["r2"]}, previous)
+    assert caught.value.check == "manifest_membership" and message in caught.value.message
+
+
+def test_recovery_must_cover_the_same_documents_without_an_oracle():
+    bundles.check_membership(Manifest("r2", tuple(R2)), None, Manifest("r1", tuple(R1)))
+    with pytest.raises(BundleError, match="covers"):
+        bundles.check_membership(Manifest("r2", tuple(R2[:1])), None, Manifest("r1", tuple(R1)))
+
+
+def test_server_accepts_scenario_and_mode_and_refuses_unknown_ones():
+    with pytest.raises(SystemExit):
+        snapshot_server.main(["--scenario", "bogus"])
+    with pytest.raises(SystemExit):
+        snapshot_server.main(["--mode", "mixed", "--fault", "bogus"])
+    assert set(snapshot_server.SCENARIOS) == set(snapshot_lab.SCENARIOS)
+    assert {c.fault for c in snapshot_lab.CONTROLS} == set(snapshot_server.FAULTS) - {"none"}
