@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import sys
 from dataclasses import dataclass
 
 import mcp_types as types
@@ -185,9 +183,4 @@ def main(argv: list[str]) -> int:
     p.add_argument("--fault", default="none", choices=FAULTS)
     p.add_argument("--ttl-ms", type=int, default=0)
     args = p.parse_args(argv)
-    code = serve(build(args.scenario, args.fault, args.ttl_ms))
-    # Leave at once: the interpreter's teardown (freeing the SDK's models) takes seconds on a
-    # busy machine, longer than the launcher's 2 s grace, and a clean exit is a checked claim.
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
-    os._exit(code)
+    return serve(build(args.scenario, args.fault, args.ttl_ms))
