@@ -9,3 +9,6 @@ from .launch import Lab, connect
 
 __all__ = ["Catalog", "CatalogError", "CourseError", "Lab", "LabTimeout", "LaunchError",
            "ServerCrashed", "connect", "unwrap", "walk"]
+from .errors import ProtocolViolation  # noqa: E402
+
+__all__ += ["ProtocolViolation"]
