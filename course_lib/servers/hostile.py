@@ -40,6 +40,7 @@ PAGES = (("alpha",), (), ("beta", "gamma"))
 CURSORS = (None, "page-2", "page-3")  # fixed: these servers are about the process, not the cursor
 HUGE_PAGE = 100_000
 INPUT_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
+MODERN_FIELDS = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
 HELPER = "import time; time.sleep(600)"  # a helper that would outlive everything if left alone
 
 
@@ -145,6 +146,8 @@ def serve_raw(mode: str) -> int:
             if mode == "noise":
                 _write(f"hostile: serving page {index + 1}")
             reply = raw_result(mode, index)
+            if isinstance(reply, dict) and "io.modelcontextprotocol/protocolVersion" in (params.get("_meta") or {}):
+                reply.update(MODERN_FIELDS)  # a 2026-07-28 result must carry these
         else:
             _write(json.dumps({"jsonrpc": "2.0", "id": message["id"],
                                "error": {"code": -32601, "message": f"Method not found: {method}"}}))
