@@ -15,7 +15,7 @@ import anyio.from_thread
 import anyio.to_thread
 import mcp_types as types
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import MCPError
 
@@ -67,23 +67,19 @@ async def test_forged_cursors_are_invalid_params_and_the_server_keeps_serving(er
         first = await lab.session.list_tools()
         second = await lab.session.list_tools(params=types.PaginatedRequestParams(cursor=first.next_cursor))
         issued = {first.next_cursor, second.next_cursor}
-        sent = 0
 
         async def check(cursor: str) -> None:
-            nonlocal sent
-            assume(cursor not in issued)
-            sent += 1
             with pytest.raises(MCPError) as caught:
                 await lab.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
             assert caught.value.error.code == expected["forged_cursor_code"], caught.value.error
 
         forged = st.one_of(TEXT, st.sampled_from(sorted(issued)).flatmap(mutations),
                            st.sampled_from(["", "0", "null", "page-2", "../", "\x00", "c" * 10_000]))
-        ran = await fuzz(forged, check)
+        ran = await fuzz(forged.filter(lambda cursor: cursor not in issued), check)
         # Still serving: the whole catalog, with the cursors it issued before the storm.
         assert (await walk(lab)).names == expected["names"]
         assert lab.alive
-    assert ran >= 50 and sent >= 50
+    assert ran >= 50
     # Every refusal on the wire is a proper JSON-RPC error answering its own request.
     refused = 0
     for request in lab.wire.requests("tools/list"):
@@ -93,7 +89,7 @@ async def test_forged_cursors_are_invalid_params_and_the_server_keeps_serving(er
             assert reply.kind == "error" and isinstance(reply.message["error"]["message"], str)
             assert reply.message["error"]["code"] == expected["forged_cursor_code"]
             refused += 1
-    assert refused == sent
+    assert refused == ran
     assert "Traceback" not in lab.stderr
 
 
