@@ -22,7 +22,7 @@ pytestmark = pytest.mark.anyio
 EXPECTED = json.loads((ROOT / "fixtures" / "hostile" / "expected.json").read_text(encoding="utf-8"))
 MODES = EXPECTED["modes"]
 # Small per-request budget; the server's start-up (seconds on a busy machine) has its own.
-BUDGET = {"request_timeout": 2, "start_timeout": 60, "lab_timeout": 90}
+BUDGET = {"request_timeout": 2, "startup_timeout": 60, "lab_timeout": 90}
 # What a lab may take beyond its request budget: start-up, and a stop that escalates to SIGKILL.
 SLACK = 60 + EXIT_GRACE + TERM_GRACE + 5
 
@@ -113,7 +113,7 @@ async def test_noise_is_recorded_on_the_wire_and_never_delivered():
 
 async def test_hang_ends_at_the_request_budget_not_the_lab_budget():
     with pytest.raises(course_lib.LabTimeout) as caught:
-        async with connect("hostile", mode="hang", request_timeout=2, start_timeout=60, lab_timeout=600) as lab:
+        async with connect("hostile", mode="hang", request_timeout=2, startup_timeout=60, lab_timeout=600) as lab:
             await lab.session.list_tools()  # the server is up: from here on only the request budget counts
             up = time.monotonic()
             await walk(lab)

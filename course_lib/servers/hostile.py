@@ -6,7 +6,6 @@ the protocol):
 * ``crash``          -- dies (exit code 3) while building page 2;
 * ``hang``           -- never answers the request for page 3;
 * ``grandchild``     -- starts a helper in a new session (``setsid``) and forgets it;
-* ``spawn-and-exit`` -- starts a helper that keeps the stdout pipe open, then exits at once;
 * ``ignore-term``    -- ignores SIGTERM and keeps running after its stdin closes.
 
 Modes the SDK refuses to play (it always writes valid, camelCase frames and diverts prints
@@ -16,7 +15,9 @@ away from stdout), served by a small raw newline-JSON-RPC loop written without t
 * ``bad-frame``      -- page 2 arrives as a truncated line that is not JSON;
 * ``huge-page``      -- page 1 holds 100,000 tools;
 * ``bad-tool``       -- page 3 holds a tool entry without its required ``inputSchema``;
-* ``snake-cursor``   -- page 1 sends ``next_cursor`` (snake_case) instead of ``nextCursor``.
+* ``snake-cursor``   -- page 1 sends ``next_cursor`` (snake_case) instead of ``nextCursor``;
+* ``spawn-and-exit`` -- asked for page 2, starts a helper that keeps the stdout pipe open and
+  exits (the SDK's loop keeps the real stdout to itself, so a helper could not inherit it).
 """
 from __future__ import annotations
 
@@ -33,8 +34,8 @@ from mcp.server import Server
 
 from ._base import lab_file, parser, serve
 
-SDK_MODES = ("crash", "hang", "grandchild", "spawn-and-exit", "ignore-term")
-RAW_MODES = ("noise", "bad-frame", "huge-page", "bad-tool", "snake-cursor")
+SDK_MODES = ("crash", "hang", "grandchild", "ignore-term")
+RAW_MODES = ("noise", "bad-frame", "huge-page", "bad-tool", "snake-cursor", "spawn-and-exit")
 MODES = SDK_MODES + RAW_MODES
 PAGES = (("alpha",), (), ("beta", "gamma"))
 CURSORS = (None, "page-2", "page-3")  # fixed: these servers are about the process, not the cursor
@@ -85,11 +86,6 @@ def build(mode: str) -> Server:
 
 
 def serve_sdk(mode: str) -> int:
-    if mode == "spawn-and-exit":
-        # The helper inherits stdout: the pipe stays open after this process is gone.
-        start_helper(keep_stdout=True)
-        print("hostile: started a helper and exited", file=sys.stderr, flush=True)
-        return 0
     if mode == "grandchild":
         start_helper(keep_stdout=False)
     if mode == "ignore-term":
@@ -129,6 +125,9 @@ def serve_raw(mode: str) -> int:
         _write("hostile: starting up")
     # Built before the first request, so that the request budget measures the client, not this.
     huge = json.dumps(huge_page()) if mode == "huge-page" else None
+    ready = lab_file("ready")
+    if ready is not None:
+        ready.touch()  # what _base.serve() tells connect(): about to serve
     for line in sys.stdin:
         try:
             message = json.loads(line)
@@ -143,6 +142,11 @@ def serve_raw(mode: str) -> int:
                      "capabilities": {"tools": {}}, "serverInfo": {"name": "course-hostile-raw", "version": "1.0"}}
         elif method == "tools/list":
             index = page_index(params.get("cursor"))
+            if mode == "spawn-and-exit" and index == 1:
+                # The helper inherits stdout: the pipe stays open after this process is gone.
+                start_helper(keep_stdout=True)
+                print("hostile: started a helper and exited", file=sys.stderr, flush=True)
+                os._exit(0)
             if mode == "noise":
                 _write(f"hostile: serving page {index + 1}")
             reply = raw_result(mode, index)
