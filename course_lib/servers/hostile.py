@@ -11,7 +11,7 @@ the protocol):
 Modes the SDK refuses to play (it always writes valid, camelCase frames and diverts prints
 away from stdout), served by a small raw newline-JSON-RPC loop written without the SDK:
 
-* ``noise``          -- log lines on stdout before the first frame and before every page;
+* ``noise``          -- log lines on stdout before its first frame and before every page;
 * ``bad-frame``      -- page 2 arrives as a truncated line that is not JSON;
 * ``huge-page``      -- page 1 holds 100,000 tools;
 * ``bad-tool``       -- page 3 holds a tool entry without its required ``inputSchema``;
@@ -121,14 +121,16 @@ def raw_result(mode: str, index: int) -> dict | str:
 
 
 def serve_raw(mode: str) -> int:
-    if mode == "noise":
-        _write("hostile: starting up")
     # Built before the first request, so that the request budget measures the client, not this.
     huge = json.dumps(huge_page()) if mode == "huge-page" else None
     ready = lab_file("ready")
     if ready is not None:
         ready.touch()  # what _base.serve() tells connect(): about to serve
+    first = True
     for line in sys.stdin:
+        if first and mode == "noise":
+            _write("hostile: starting up")  # before the first frame this server sends
+        first = False
         try:
             message = json.loads(line)
         except ValueError:
