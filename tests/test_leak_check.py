@@ -62,7 +62,7 @@ def run_inner(tmp_path, leak: str) -> tuple[subprocess.CompletedProcess, list[in
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                                "-p", "course_lib.pytest_plugin", "-c", str(tmp_path / "pytest.ini"),
                                str(tmp_path / "test_inner.py")],
-                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     finally:
         pids = [int(x) for x in pids_file.read_text().split()] if pids_file.exists() else []
     return done, pids
