@@ -13,3 +13,6 @@ from .launch import Lab, connect  # noqa: E402
 
 __all__ = ["Catalog", "CatalogError", "CourseError", "Lab", "LabTimeout", "LaunchError",
            "ServerCrashed", "connect", "unwrap", "walk"]
+from .errors import ProtocolViolation  # noqa: E402
+
+__all__ += ["ProtocolViolation"]

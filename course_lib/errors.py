@@ -23,7 +23,8 @@ class CourseError(Exception):
 class CatalogError(CourseError):
     """A walk that could not produce a complete catalog. No partial result exists."""
 
-    REASONS = ("cursor_repeated", "page_budget", "item_budget", "duplicate_name", "bad_page")
+    REASONS = ("cursor_repeated", "page_budget", "item_budget", "duplicate_name", "bad_page",
+               "misspelled_cursor")
 
     def __init__(self, reason: str, message: str, **details):
         if reason not in self.REASONS:
@@ -41,6 +42,22 @@ class ServerCrashed(CourseError):
     """The server process ended (or closed its stdout) while the lab still needed it."""
 
     reason = "server_crashed"
+
+
+class ProtocolViolation(CourseError):
+    """The server broke the stdio transport's rules (a line that is not a JSON-RPC message).
+
+    ``reason`` is ``"bad_frame"`` (a line that starts like a frame but is not valid JSON-RPC),
+    ``"stdout_noise"`` (any other non-JSON line, when the lab asked for ``noise="fail"``) or
+    ``"frame_too_large"`` (a line longer than the lab's frame budget).
+    """
+
+    REASONS = ("bad_frame", "stdout_noise", "frame_too_large")
+
+    def __init__(self, reason: str, message: str, **details):
+        if reason not in self.REASONS:
+            raise ValueError(f"unknown ProtocolViolation reason {reason!r}")
+        super().__init__(message, reason=reason, **details)
 
 
 class LaunchError(CourseError):

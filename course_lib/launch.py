@@ -24,7 +24,8 @@ import mcp_types as types
 from mcp import Client, MCPError
 from mcp.shared.message import SessionMessage
 
-from .errors import CourseError, LabTimeout, LaunchError, ServerCrashed, unwrap
+from . import proctree
+from .errors import CourseError, LabTimeout, LaunchError, ProtocolViolation, ServerCrashed, unwrap
 from .paths import ROOT
 
 ERAS = ("legacy", "2026-07-28", "auto")
@@ -34,6 +35,13 @@ LEGACY_VERSION = "2025-11-25"
 EXIT_GRACE = 2.0
 TERM_GRACE = 1.0
 _POLL = 0.005
+
+# After the server process has exited, what it wrote before exiting is still read for this long;
+# then its stdout counts as closed even if a leftover child still holds the pipe open.
+EXIT_DRAIN = 0.2
+NOISE_POLICIES = ("keep", "fail")
+# The longest line the tap accepts from a server; a longer one ends the lab (ProtocolViolation).
+MAX_FRAME_BYTES = 4 * 1024 * 1024
 
 # Environment variables a server inherits from the kernel; everything else is explicit.
 _INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "COURSE_LAB_RUN")
@@ -233,6 +241,10 @@ class Lab:
         self._files: dict[str, str] | None = None  # workdir contents, kept after close
         self._answered = False
         self._request_budget: float | None = None
+        self.noise_policy = "keep"  # "keep": record and skip them; "fail": end the lab
+        self.max_frame_bytes = MAX_FRAME_BYTES
+        self.violation: ProtocolViolation | None = None  # why the tap stopped reading, if it did
+        self.swept: list[int] = []  # leftover processes of this lab that had to be killed
 
     @property
     def session(self):
@@ -288,29 +300,68 @@ async def _tap(lab: Lab, process: _Process) -> AsyncIterator[tuple]:
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
 
+    def violation(reason: str, message: str, line: str) -> None:
+        shown = line if len(line) <= 60 else line[:60] + "…"
+        lab.violation = ProtocolViolation(reason, f"{message}: {shown!r}", line=line)
+
+    async def deliver(line: str) -> None:
+        frame = lab.wire.record("←", line)
+        if not lab._answered:
+            lab._first_answer()
+        item = None
+        if frame.message is None and not line.lstrip().startswith(("{", "[")):
+            lab.noise.append(line)  # a log line, not a frame: kept, never delivered
+            if lab.noise_policy == "fail":
+                violation("stdout_noise", "the server wrote a line that is not JSON-RPC to stdout", line)
+        else:
+            try:
+                item = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+            except ValueError:
+                # Meant as a frame but broken: whatever it answered is lost, so the lab ends
+                # now with the cause instead of waiting for a request budget.
+                violation("bad_frame", "the server sent a line that is not a JSON-RPC message", line)
+        if item is not None:
+            await read_writer.send(item)
+
     async def reader() -> None:
-        buffer = b""
-        answered = False
+        pending: list[bytes] = []  # pieces of the line being read (no quadratic re-joining)
+        size = 0
         async with read_writer:
             try:
                 async for chunk in process.stdout:
-                    *lines, buffer = (buffer + chunk).split(b"\n")
-                    for raw in lines:
-                        line = raw.decode("utf-8", errors="replace")
-                        frame = lab.wire.record("←", line)
-                        if not answered:
-                            answered = True
-                            lab._first_answer()
-                        if frame.message is None:
-                            lab.noise.append(line)  # not a JSON object: kept, never delivered
+                    *ends, rest = chunk.split(b"\n")
+                    for piece in ends:
+                        raw, pending, size = b"".join(pending) + piece, [], 0
+                        if len(raw) > lab.max_frame_bytes:
+                            break
+                        await deliver(raw.decode("utf-8", errors="replace"))
+                        if lab.violation is not None:
+                            return  # closing the read side fails every pending request at once
+                    else:
+                        if rest:
+                            pending.append(rest)
+                            size += len(rest)
+                        if size <= lab.max_frame_bytes:
                             continue
-                        try:
-                            item = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-                        except ValueError as exc:
-                            item = exc  # JSON but not JSON-RPC: the session reports it
-                        await read_writer.send(item)
+                    # Refused before the whole line is read or parsed: parsing a page of
+                    # 100,000 tools alone takes the SDK seconds.
+                    lab.violation = ProtocolViolation(
+                        "frame_too_large", f"a line from the server passed the frame budget of "
+                        f"{lab.max_frame_bytes} bytes", limit=lab.max_frame_bytes)
+                    return
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
                 pass
+
+    async def exit_watch() -> None:
+        # The end of the server is its exit, not the end of its stdout: a child it left behind
+        # can hold the pipe open forever.
+        while process.returncode is None:
+            await anyio.sleep(0.05)
+        await anyio.sleep(EXIT_DRAIN)
+        try:
+            await process.stdout.aclose()
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
 
     async def writer() -> None:
         async with write_reader:
@@ -325,6 +376,7 @@ async def _tap(lab: Lab, process: _Process) -> AsyncIterator[tuple]:
     async with anyio.create_task_group() as tg:
         tg.start_soon(reader)
         tg.start_soon(writer)
+        tg.start_soon(exit_watch)
         try:
             yield read_stream, write_stream
         finally:
@@ -360,6 +412,9 @@ def _describe_exit(lab: Lab) -> str:
 def _translate(exc: BaseException, lab: Lab, request_timeout: float, lab_timeout: float) -> BaseException:
     """Map what escaped the SDK's task groups to one typed, one-line error."""
     cause = unwrap(exc)
+    if lab.violation is not None and (isinstance(cause, BaseExceptionGroup) or (
+            isinstance(cause, MCPError) and cause.error.code == types.CONNECTION_CLOSED)):
+        return lab.violation  # the tap closed the connection because of this line
     if isinstance(cause, BaseExceptionGroup):
         return cause
     if isinstance(cause, MCPError) and cause.error.code == types.REQUEST_TIMEOUT:
@@ -379,6 +434,7 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
                   fixture: str | os.PathLike | None = None, args: Sequence[str] = (),
                   env: dict[str, str] | None = None, cwd: str | os.PathLike | None = None,
                   request_timeout: float = 10.0, lab_timeout: float = 60.0, startup_timeout: float = 30.0,
+                  noise: str = "keep", max_frame_bytes: int = MAX_FRAME_BYTES,
                   **client_options: Any) -> AsyncIterator[Lab]:
     """Start ``server`` on a real stdio subprocess and connect in ``era``.
 
@@ -390,9 +446,18 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
 
     Budgets: the server's first answer may take up to ``startup_timeout`` (a cold start imports
     the SDK); every later request gets ``request_timeout``; the whole block ``lab_timeout``.
+
+    Hostile servers: ``noise`` is what a non-JSON line on the server's stdout does (``"keep"``
+    records it in ``lab.noise`` and skips it, ``"fail"`` ends the lab with ``ProtocolViolation``);
+    a line that starts like a frame but is not valid JSON-RPC, or one longer than
+    ``max_frame_bytes``, always ends the lab with ``ProtocolViolation``. The server's exit ends
+    the lab even if a child still holds its stdout open, and whatever the server leaves behind
+    (children in its group or in new sessions) is killed when the block ends (``lab.swept``).
     """
     if era not in ERAS:
         raise ValueError(f"era must be one of {ERAS}, got {era!r}")
+    if noise not in NOISE_POLICIES:
+        raise ValueError(f"noise must be one of {NOISE_POLICIES}, got {noise!r}")
     if isinstance(server, str):
         from . import servers
 
@@ -405,6 +470,7 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
             raise ValueError("server argv is empty")
     workdir = Path(tempfile.mkdtemp(prefix="course-lab-"))
     lab = Lab(argv, era, workdir)
+    lab.noise_policy, lab.max_frame_bytes = noise, max_frame_bytes
     process: _Process | None = None
     try:
         try:
@@ -435,5 +501,7 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
         if process is not None:
             await process.stop()
             lab.returncode = process.returncode
+            with anyio.CancelScope(shield=True):
+                lab.swept = await proctree.sweep(process.pid, workdir, spare=frozenset({process.pid}))
         lab._keep_files()
         shutil.rmtree(workdir, ignore_errors=True)

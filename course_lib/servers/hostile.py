@@ -1,0 +1,173 @@
+"""The hostile server: one catalog (alpha | — | beta, gamma) and the ways a server misbehaves.
+
+Modes the SDK's ``Server`` can play (it keeps the wire clean, so these break the process, not
+the protocol):
+
+* ``crash``          -- dies (exit code 3) while building page 2;
+* ``hang``           -- never answers the request for page 3;
+* ``grandchild``     -- starts a helper in a new session (``setsid``) and forgets it;
+* ``ignore-term``    -- ignores SIGTERM and keeps running after its stdin closes.
+
+Modes the SDK refuses to play (it always writes valid, camelCase frames and diverts prints
+away from stdout), served by a small raw newline-JSON-RPC loop written without the SDK:
+
+* ``noise``          -- log lines on stdout before its first frame and before every page;
+* ``bad-frame``      -- page 2 arrives as a truncated line that is not JSON;
+* ``huge-page``      -- page 1 holds 100,000 tools;
+* ``bad-tool``       -- page 3 holds a tool entry without its required ``inputSchema``;
+* ``snake-cursor``   -- page 1 sends ``next_cursor`` (snake_case) instead of ``nextCursor``;
+* ``spawn-and-exit`` -- asked for page 2, starts a helper that keeps the stdout pipe open and
+  exits (the SDK's loop keeps the real stdout to itself, so a helper could not inherit it).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+
+from ._base import lab_file, parser, serve
+
+SDK_MODES = ("crash", "hang", "grandchild", "ignore-term")
+RAW_MODES = ("noise", "bad-frame", "huge-page", "bad-tool", "snake-cursor", "spawn-and-exit")
+MODES = SDK_MODES + RAW_MODES
+PAGES = (("alpha",), (), ("beta", "gamma"))
+CURSORS = (None, "page-2", "page-3")  # fixed: these servers are about the process, not the cursor
+HUGE_PAGE = 100_000
+INPUT_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
+MODERN_FIELDS = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
+HELPER = "import time; time.sleep(600)"  # a helper that would outlive everything if left alone
+
+
+def page_index(cursor: str | None) -> int:
+    return CURSORS.index(cursor) if cursor in CURSORS else 0
+
+
+def page_json(index: int) -> dict:
+    """Page ``index`` as the wire carries it (camelCase)."""
+    tools = [{"name": n, "description": f"Synthetic catalog entry {n}", "inputSchema": INPUT_SCHEMA}
+             for n in PAGES[index]]
+    result: dict = {"tools": tools}
+    if index + 1 < len(PAGES):
+        result["nextCursor"] = CURSORS[index + 1]
+    return result
+
+
+def start_helper(*, keep_stdout: bool) -> int:
+    """A child in its own session; its pid goes to the lab file ``helper.pid``."""
+    helper = subprocess.Popen([sys.executable, "-c", HELPER], start_new_session=True,
+                              stdin=subprocess.DEVNULL,
+                              stdout=None if keep_stdout else subprocess.DEVNULL)
+    path = lab_file("helper.pid")
+    if path is not None:
+        path.write_text(str(helper.pid), encoding="utf-8")
+    return helper.pid
+
+
+# --- SDK modes ------------------------------------------------------------------------------
+
+def build(mode: str) -> Server:
+    async def on_list_tools(ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        index = page_index(None if params is None else params.cursor)
+        if mode == "crash" and index == 1:
+            print("hostile: fatal error while building page 2", file=sys.stderr, flush=True)
+            os._exit(3)
+        if mode == "hang" and index == 2:
+            await anyio.sleep_forever()
+        return types.ListToolsResult.model_validate(page_json(index), by_name=False)
+
+    return Server("course-hostile", version="1.0", on_list_tools=on_list_tools)
+
+
+def serve_sdk(mode: str) -> int:
+    if mode == "grandchild":
+        start_helper(keep_stdout=False)
+    if mode == "ignore-term":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    serve(build(mode))
+    if mode == "ignore-term":
+        while True:  # stdin is closed and SIGTERM is ignored: only SIGKILL ends this
+            time.sleep(1)
+    return 0
+
+
+# --- raw modes: a newline-JSON-RPC loop without the SDK -------------------------------------
+
+def _write(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def huge_page() -> dict:
+    return {"tools": [{"name": f"tool-{i:06d}", "inputSchema": {"type": "object"}} for i in range(HUGE_PAGE)]}
+
+
+def raw_result(mode: str, index: int) -> dict | str:
+    """The result of page ``index``, or a raw line to send instead of the whole frame."""
+    if mode == "bad-frame" and index == 1:
+        return '{"jsonrpc": "2.0", "result": {"tools": ['  # cut off: not JSON at all
+    result = page_json(index)
+    if mode == "bad-tool" and index == 2:
+        result["tools"][0] = {"name": "beta", "description": "an entry without its inputSchema"}
+    if mode == "snake-cursor" and "nextCursor" in result:
+        result["next_cursor"] = result.pop("nextCursor")
+    return result
+
+
+def serve_raw(mode: str) -> int:
+    # Built before the first request, so that the request budget measures the client, not this.
+    huge = json.dumps(huge_page()) if mode == "huge-page" else None
+    ready = lab_file("ready")
+    if ready is not None:
+        ready.touch()  # what _base.serve() tells connect(): about to serve
+    first = True
+    for line in sys.stdin:
+        if first and mode == "noise":
+            _write("hostile: starting up")  # before the first frame this server sends
+        first = False
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(message, dict) or "id" not in message:
+            continue  # notifications need no answer
+        method, params = message.get("method"), message.get("params") or {}
+        reply: dict | str
+        if method == "initialize":
+            reply = {"protocolVersion": params.get("protocolVersion", "2025-11-25"),
+                     "capabilities": {"tools": {}}, "serverInfo": {"name": "course-hostile-raw", "version": "1.0"}}
+        elif method == "tools/list":
+            index = page_index(params.get("cursor"))
+            if mode == "spawn-and-exit" and index == 1:
+                # The helper inherits stdout: the pipe stays open after this process is gone.
+                start_helper(keep_stdout=True)
+                print("hostile: started a helper and exited", file=sys.stderr, flush=True)
+                os._exit(0)
+            if mode == "noise":
+                _write(f"hostile: serving page {index + 1}")
+            reply = raw_result(mode, index)
+            if isinstance(reply, dict) and "io.modelcontextprotocol/protocolVersion" in (params.get("_meta") or {}):
+                reply.update(MODERN_FIELDS)  # a 2026-07-28 result must carry these
+        else:
+            _write(json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                               "error": {"code": -32601, "message": f"Method not found: {method}"}}))
+            continue
+        if huge is not None and method == "tools/list":
+            _write(f'{{"jsonrpc": "2.0", "id": {json.dumps(message["id"])}, "result": {huge}}}')
+        elif isinstance(reply, str):
+            _write(reply)
+        else:
+            _write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": reply}))
+    sys.stdout.flush()
+    os._exit(0)  # stdin closed: nothing to tear down
+
+
+def main(argv: list[str]) -> int:
+    args = parser("hostile", MODES).parse_args(argv)
+    return serve_raw(args.mode) if args.mode in RAW_MODES else serve_sdk(args.mode)
