@@ -159,8 +159,12 @@ class LineClient:
     async def __aenter__(self) -> "LineClient":
         check_sdk(self.sdk)  # before any process exists
         self._workdir = Path(tempfile.mkdtemp(prefix="course-wire-"))
-        with open(self._workdir / "stderr.log", "wb") as errlog:
-            self._process = await _spawn(list(self.argv), server_env(self._workdir), ROOT, errlog)
+        try:
+            with open(self._workdir / "stderr.log", "wb") as errlog:
+                self._process = await _spawn(list(self.argv), server_env(self._workdir), ROOT, errlog)
+        except BaseException:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            raise
         self._stdout = BufferedByteReceiveStream(self._process.stdout)
         if self.era == "legacy":
             try:
@@ -190,7 +194,11 @@ class LineClient:
 
     async def _send(self, message: dict) -> None:
         self.exchanges.append(Exchange(message))
-        await self._process.stdin.send((json.dumps(message) + "\n").encode())
+        try:
+            await self._process.stdin.send((json.dumps(message) + "\n").encode())
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            raise WireError("server_exit", f"the server stopped reading before {message.get('method')} "
+                            f"(exit code {self._process.returncode})") from None
 
     async def notify(self, method: str, params: dict | None = None) -> None:
         message = {"jsonrpc": "2.0", "method": method}

@@ -139,3 +139,18 @@ async def test_sep_2164_mode_answers_invalid_params_with_data_uri(era):
                 assert is_not_found(exc)
             else:
                 assert row["sdk_2_3_0"] == f"ok:{NAMES[result.contents[0].uri]}", row["uri"]
+
+
+async def test_documents_are_data(tmp_path):
+    """The same server serves another documents file: names, URIs and the template come from data."""
+    source = json.loads(fixture("atlas", "documents.json").read_text(encoding="utf-8"))
+    source["base"] = "project://other/notes/"
+    source["template"]["uriTemplate"] = "project://other/notes/{name}"
+    source["documents"] = {"a/b c": "only one note\n"}
+    path = tmp_path / "documents.json"
+    path.write_text(json.dumps(source), encoding="utf-8")
+    async with connect("atlas", fixture=path) as lab:
+        assert (await walk(lab, "resources")).names == ["project://other/notes/a%2Fb%20c"]
+        assert (await walk(lab, "templates")).names == ["project://other/notes/{name}"]
+        assert (await read(lab.session, expand("project://other/notes/{name}", name="a/b c"))).text == "only one note\n"
+        assert (await read(lab.session, "project://other/notes/a/b c")).not_found
