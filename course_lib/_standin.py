@@ -5,8 +5,9 @@ recorded for it in the capture, written verbatim, one line each. A request that 
 the recorded one ends the stand-in with code 3 and a line on stderr, so a replay can only
 pass if the client sent exactly the captured session. Optional capture keys inject process
 faults: ``banner`` (a line on stdout before the first reply), ``stderr`` (a line on stderr),
-``trailing`` (a line on stdout after stdin EOF), ``linger`` (seconds to stay alive after EOF)
-and ``exit_code``. On start it writes ``CAPTURE.started``, the proof that it ran at all.
+``trailing`` (a line on stdout after stdin EOF), ``linger`` (seconds to stay alive after EOF),
+``mute`` (read requests, never reply) and ``exit_code``. On start it writes ``CAPTURE.started``,
+the proof that it ran at all.
 """
 import json
 import sys
@@ -33,7 +34,7 @@ def main(argv: list[str]) -> int:
             sys.stderr.write(f"stand-in: message {message.get('id', message.get('method'))!r} "
                              "is not the one in the capture\n")
             return 3
-        if "reply" in exchange:
+        if "reply" in exchange and not faults.get("mute"):
             sys.stdout.write(json.dumps(exchange["reply"]) + "\n")
             sys.stdout.flush()
     if "trailing" in faults:

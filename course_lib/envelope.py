@@ -119,10 +119,16 @@ def damaged(recorded: dict, case: str) -> dict:
         out["faults"] = {"stderr": "warning: cache is cold"}
     elif case == "linger":
         out["faults"] = {"linger": 30}
+        out["exit_grace"] = 1.0
     elif case == "trailing-line":
         out["faults"] = {"trailing": "bye"}
     elif case == "exit-code":
         out["faults"] = {"exit_code": 1}
+    elif case == "request-mismatch":
+        out["exchanges"][3]["request"]["params"]["uri"] += "-edited"  # the client will not send this
+    elif case == "mute":
+        out["faults"] = {"mute": True}
+        out["reply_timeout"] = 1.0
     else:
         raise ValueError(f"unknown case {case!r}")
     return out
@@ -157,7 +163,9 @@ class ControlRun:
 async def _replay_one(path: Path, checker: str) -> dict:
     recorded = json.loads(path.read_text(encoding="utf-8"))
     argv = python_argv(str(STANDIN), str(path))
-    wire = LineClient(argv, era=recorded["era"], sdk=recorded["sdk"], reply_timeout=10.0,
+    wire = LineClient(argv, era=recorded["era"], sdk=recorded["sdk"],
+                      reply_timeout=recorded.get("reply_timeout", 30.0),
+                      exit_grace=recorded.get("exit_grace", 10.0),
                       checker=check_reply if checker == "strict" else check_reply_with_asserts)
     failed_at, message = "passed", ""
     try:
@@ -180,7 +188,7 @@ async def _replay_dir(directory: Path, checkers: list[str]) -> None:
 
 
 async def run_controls(recorded: dict, cases: list[str], *, modes=MODES, checkers=("strict",),
-                       timeout: float = 120.0) -> list[ControlRun]:
+                       timeout: float = 300.0) -> list[ControlRun]:
     """Replay ``recorded`` damaged by each case, in each interpreter mode, with each checker."""
     for mode in modes:
         if mode not in MODES:

@@ -41,7 +41,7 @@ import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from .errors import CourseError
-from .launch import EXIT_GRACE, LEGACY_VERSION, _Process, _spawn, course_server_argv, server_env
+from .launch import LEGACY_VERSION, _Process, _spawn, course_server_argv, server_env
 from .paths import ROOT
 
 PINNED_SDK = "2.3.0"
@@ -134,7 +134,8 @@ class LineClient:
     argv: Sequence[str]
     era: str = "legacy"
     sdk: str = PINNED_SDK
-    reply_timeout: float = 10.0
+    reply_timeout: float = 30.0  # the first reply also waits for the server to start
+    exit_grace: float = 10.0  # how long the server may take to exit by itself after stdin EOF
     checker: Callable[[bytes, int], dict] = check_reply  # the envelope checks of one reply line
     exchanges: list[Exchange] = field(default_factory=list)
     replies_checked: int = 0
@@ -248,7 +249,7 @@ class LineClient:
                 await process.stdin.aclose()
             except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 pass
-            exited = await process.wait_exit(EXIT_GRACE)
+            exited = await process.wait_exit(self.exit_grace)
             report.forced = not exited
             if not exited:
                 process.signal_group(signal.SIGTERM)

@@ -78,6 +78,12 @@ def test_process_faults_fail_at_their_checks(controls):
     assert [(r.case, r.failed_at) for r in faults] == \
         [(row["case"], row["fails_at"]) for row in ORACLE["process_faults"]]
     assert all(r.started for r in faults)
+    assert all(r.exit_clean is False for r in faults if r.case not in ("mute",))
+    [mismatch] = [r for r in faults if r.case == "request-mismatch"]
+    # exchanges[3] is request 3 (the first read): initialize and resources/list were answered, then
+    # the stand-in refused the request it had not recorded and quit without a reply.
+    assert mismatch.replies_checked == 2
+    assert mismatch.message == "the server closed stdout before replying to request 3 (resources/read)"
 
 
 async def test_wrong_sdk_stops_before_spawning():
