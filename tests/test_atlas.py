@@ -12,9 +12,6 @@ from course_lib.uris import expand, is_not_found, read, sdk_1_29_uri
 
 pytestmark = pytest.mark.anyio
 
-# Generous: on a shared, busy machine the legacy initialize also waits for the server to start.
-BUDGET = {"request_timeout": 30.0}
-
 EXPECTED = json.loads(fixture("atlas", "expected.json").read_text(encoding="utf-8"))
 NAMES = {r["uri"]: r["name"] for r in EXPECTED["resources"]}
 ROWS = EXPECTED["uri_rows"]
@@ -52,7 +49,7 @@ def test_is_not_found_accepts_both_codes_only():
 
 async def test_atlas_every_row_prompt_and_tools(era):
     code = EXPECTED["not_found"]["classic"]
-    async with connect("atlas", era=era, **BUDGET) as lab:
+    async with connect("atlas", era=era) as lab:
         if era == "legacy":
             caps = lab.session.server_capabilities  # from the initialize result
             assert caps.resources is not None and caps.prompts is not None and caps.tools is None
@@ -131,7 +128,7 @@ async def test_atlas_every_row_prompt_and_tools(era):
 
 
 async def test_sep_2164_mode_answers_invalid_params_with_data_uri(era):
-    async with connect("atlas", mode="sep-2164", era=era, **BUDGET) as lab:
+    async with connect("atlas", mode="sep-2164", era=era) as lab:
         for row in ROWS:
             try:
                 result = await lab.session.read_resource(row["uri"])
@@ -152,7 +149,7 @@ async def test_documents_are_data(tmp_path):
     source["documents"] = {"a/b c": "only one note\n"}
     path = tmp_path / "documents.json"
     path.write_text(json.dumps(source), encoding="utf-8")
-    async with connect("atlas", fixture=path, **BUDGET) as lab:
+    async with connect("atlas", fixture=path) as lab:
         assert (await walk(lab, "resources")).names == ["project://other/notes/a%2Fb%20c"]
         assert (await walk(lab, "templates")).names == ["project://other/notes/{name}"]
         assert (await read(lab.session, expand("project://other/notes/{name}", name="a/b c"))).text == "only one note\n"
