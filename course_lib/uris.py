@@ -1,0 +1,92 @@
+"""Resource URIs on the client side: template expansion, reading with a typed outcome, the
+two not-found codes, and the URL parsing SDK 1.29.0 applied to every resource URI.
+
+SDK 2.3.0 carries resource URIs as plain ``str`` end to end: what the caller passes is what
+the server's handler receives. SDK 1.29.0 typed the same fields as
+``Annotated[AnyUrl, UrlConstraints(host_required=False)]`` (pydantic), so both its client
+(before sending) and its server (before the handler) replaced a URI with pydantic's
+normalised form. ``sdk_1_29_uri`` applies exactly that parse with the pydantic installed here.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Annotated
+from urllib.parse import quote
+
+from mcp import MCPError
+
+RESOURCE_NOT_FOUND_LEGACY = -32002  # 2025-11-25 and earlier; retired in 2026-07-28
+INVALID_PARAMS = -32602  # 2026-07-28 (SEP-2164) and MCPServer: not found is -32602 with data.uri
+
+_VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand(template: str, **values: str) -> str:
+    """Fill ``{name}`` variables, percent-encoding each value as ONE path segment.
+
+    Only the value is encoded (never the whole URI), every reserved character including
+    ``/`` is encoded, and a space becomes ``%20`` (``+`` is form encoding, not URI encoding).
+    """
+    names = _VARIABLE.findall(template)
+    if sorted(names) != sorted(values):
+        raise ValueError(f"template {template!r} needs {sorted(names)}, got {sorted(values)}")
+    return _VARIABLE.sub(lambda m: quote(values[m.group(1)], safe=""), template)
+
+
+@lru_cache(maxsize=1)
+def _anyurl_adapter():
+    from pydantic import AnyUrl, TypeAdapter, UrlConstraints
+
+    return TypeAdapter(Annotated[AnyUrl, UrlConstraints(host_required=False)])
+
+
+def sdk_1_29_uri(uri: str) -> str:
+    """The URI an SDK 1.29.0 peer would have used in place of ``uri`` (pydantic AnyUrl)."""
+    return str(_anyurl_adapter().validate_python(uri))
+
+
+def is_not_found(exc: BaseException) -> bool:
+    """True for both spellings of "no such resource": -32002, or -32602 carrying ``data.uri``."""
+    if not isinstance(exc, MCPError):
+        return False
+    error = exc.error
+    if error.code == RESOURCE_NOT_FOUND_LEGACY:
+        return True
+    return error.code == INVALID_PARAMS and isinstance(error.data, dict) and "uri" in error.data
+
+
+@dataclass(frozen=True)
+class ReadOutcome:
+    """What one ``resources/read`` gave: contents, or a typed error."""
+
+    uri: str
+    contents_uri: str | None = None
+    mime_type: str | None = None
+    text: str | None = None
+    code: int | None = None
+    message: str | None = None
+    not_found: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.code is None
+
+    def label(self, names: dict[str, str]) -> str:
+        """``ok:<document>`` (by the returned URI) or ``not-found`` or ``error <code>``."""
+        if self.ok:
+            return f"ok:{names.get(self.contents_uri, self.contents_uri)}"
+        return "not-found" if self.not_found else f"error {self.code}"
+
+
+async def read(session, uri: str) -> ReadOutcome:
+    """Read one URI through a ``ClientSession``; a protocol error becomes part of the outcome."""
+    try:
+        result = await session.read_resource(uri)
+    except MCPError as exc:
+        return ReadOutcome(uri, code=exc.error.code, message=exc.error.message, not_found=is_not_found(exc))
+    if len(result.contents) != 1:
+        raise ValueError(f"expected one content item for {uri!r}, got {len(result.contents)}")
+    item = result.contents[0]
+    return ReadOutcome(uri, contents_uri=item.uri, mime_type=item.mime_type, text=getattr(item, "text", None))

@@ -1,0 +1,304 @@
+"""A strict newline-delimited JSON-RPC client, for chapters whose subject is the envelope.
+
+The SDK's client repairs or hides much of what a server gets wrong on the wire. This client
+hides nothing: one request at a time, and every reply must pass named checks, in order:
+
+``reply_timeout``     a reply line arrived within the budget
+``stdout_noise``      the line is JSON (a banner or a log line on stdout fails here)
+``response_object``   the JSON value is an object
+``jsonrpc_version``   ``jsonrpc`` is exactly ``"2.0"``
+``id_type``           the id is an ``int`` (``True`` is not an id, though ``True == 1``)
+``id_match``          the id equals the id of the request just sent
+``result_xor_error``  exactly one of ``result`` and ``error``
+
+and when the client closes its side (stdin EOF):
+
+``server_exit``       the server exited by itself, with code 0 (no signal was needed)
+``trailing_stdout``   nothing was left on stdout after the last reply
+``stderr_empty``      the server wrote nothing to stderr
+
+``sdk_version`` runs before any process starts: the installed ``mcp`` must be the version the
+caller's expectations were written for. Every check is an explicit ``if ... raise``: running
+Python with ``-O`` removes ``assert`` statements, and these checks must survive it.
+
+It is a sequential fixture client, not a general MCP client: no batches, no server-initiated
+messages, integer ids only. The process is started with the same primitives as
+``course_lib.connect`` (explicit environment, own process group, group-wide stop).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Callable, Sequence
+
+import anyio
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from .errors import CourseError
+from .launch import LEGACY_VERSION, _Process, _spawn, course_server_argv, server_env
+from .paths import ROOT
+
+PINNED_SDK = "2.3.0"
+MODERN_VERSION = "2026-07-28"
+CLIENT_INFO = {"name": "course-strict-client", "version": "1.0"}
+MAX_LINE = 4 * 1024 * 1024
+
+CHECKS = ("sdk_version", "reply_timeout", "stdout_noise", "response_object", "jsonrpc_version",
+          "id_type", "id_match", "result_xor_error", "server_exit", "trailing_stdout", "stderr_empty")
+
+
+class WireError(CourseError):
+    """A strict-client check failed; ``reason`` is the check's name (one of ``CHECKS``)."""
+
+    def __init__(self, check: str, message: str, **details):
+        if check not in CHECKS:
+            raise ValueError(f"unknown check {check!r}")
+        super().__init__(message, reason=check, **details)
+
+
+def require(condition: bool, check: str, message: str, **details) -> None:
+    """An explicit check: unlike ``assert``, it is still there under ``python -O``."""
+    if not condition:
+        raise WireError(check, message, **details)
+
+
+def check_sdk(required: str = PINNED_SDK) -> str:
+    """Stop unless the installed ``mcp`` is ``required``. Returns the installed version."""
+    try:
+        installed = version("mcp")
+    except PackageNotFoundError:
+        installed = None
+    require(installed == required, "sdk_version",
+            f"installed mcp is {installed}, these expectations were written for mcp {required}",
+            installed=installed, required=required)
+    return installed
+
+
+def check_reply(line: bytes, request_id: int) -> dict:
+    """All envelope checks of one reply line, in order; returns the reply object."""
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        raise WireError("stdout_noise", f"reply to request {request_id} is not JSON: "
+                        f"{line[:60].decode('utf-8', 'replace')!r}", request_id=request_id) from None
+    require(isinstance(reply, dict), "response_object",
+            f"reply to request {request_id} is a JSON {type(reply).__name__}, not an object",
+            request_id=request_id)
+    require(reply.get("jsonrpc") == "2.0", "jsonrpc_version",
+            f"reply to request {request_id} has jsonrpc={reply.get('jsonrpc')!r}, not '2.0'",
+            request_id=request_id)
+    require(type(reply.get("id")) is int, "id_type",
+            f"reply to request {request_id} has id {reply.get('id')!r} of type "
+            f"{type(reply.get('id')).__name__}, not int", request_id=request_id)
+    require(reply["id"] == request_id, "id_match",
+            f"reply has id {reply['id']}, the request had id {request_id}", request_id=request_id)
+    require(("result" in reply) != ("error" in reply), "result_xor_error",
+            f"reply to request {request_id} has " +
+            ("both result and error" if "result" in reply else "neither result nor error"),
+            request_id=request_id)
+    return reply
+
+
+@dataclass
+class ExitReport:
+    """How the server process ended after the client closed stdin."""
+
+    returncode: int | None = None
+    forced: bool = False
+    trailing_stdout: int = 0
+    stderr: str = ""
+
+    @property
+    def clean(self) -> bool:
+        return self.returncode == 0 and not self.forced and self.trailing_stdout == 0 and self.stderr == ""
+
+
+@dataclass
+class Exchange:
+    """One request (or notification) and its reply, as they crossed the pipe."""
+
+    request: dict
+    reply: dict | None = None
+
+
+@dataclass
+class LineClient:
+    """``async with LineClient(argv) as wire:`` then ``await wire.request(method, params)``."""
+
+    argv: Sequence[str]
+    era: str = "legacy"
+    sdk: str = PINNED_SDK
+    reply_timeout: float = 30.0  # the first reply also waits for the server to start
+    exit_grace: float = 10.0  # how long the server may take to exit by itself after stdin EOF
+    checker: Callable[[bytes, int], dict] = check_reply  # the envelope checks of one reply line
+    exchanges: list[Exchange] = field(default_factory=list)
+    replies_checked: int = 0
+    exit: ExitReport | None = None
+
+    def __post_init__(self):
+        if self.era not in ("legacy", MODERN_VERSION):
+            raise ValueError(f"era must be 'legacy' or {MODERN_VERSION!r}, got {self.era!r}")
+        self._next_id = 0
+        self._process: _Process | None = None
+        self._workdir: Path | None = None
+
+    @classmethod
+    def for_server(cls, name: str, mode: str | None = None, **options) -> "LineClient":
+        """A strict client for a course server (``python -m course_lib.servers NAME``)."""
+        return cls(course_server_argv(name, mode), **options)
+
+    @property
+    def started(self) -> bool:
+        return self._process is not None
+
+    async def __aenter__(self) -> "LineClient":
+        check_sdk(self.sdk)  # before any process exists
+        self._workdir = Path(tempfile.mkdtemp(prefix="course-wire-"))
+        try:
+            with open(self._workdir / "stderr.log", "wb") as errlog:
+                self._process = await _spawn(list(self.argv), server_env(self._workdir), ROOT, errlog)
+        except BaseException:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            raise
+        self._stdout = BufferedByteReceiveStream(self._process.stdout)
+        if self.era == "legacy":
+            try:
+                await self.handshake()
+            except BaseException:
+                await self._stop()
+                raise
+        return self
+
+    async def __aexit__(self, exc_type, exc, tb) -> None:
+        await self.close(check=exc_type is None)
+
+    async def handshake(self) -> dict:
+        """The 2025-11-25 lifecycle: ``initialize``, then ``notifications/initialized``."""
+        init = await self.request("initialize", {"protocolVersion": LEGACY_VERSION, "capabilities": {},
+                                                 "clientInfo": CLIENT_INFO})
+        await self.notify("notifications/initialized")
+        return init
+
+    def _envelope(self, params: dict | None) -> dict | None:
+        if self.era == "legacy":
+            return params
+        meta = {"io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": CLIENT_INFO}
+        return {**(params or {}), "_meta": meta}
+
+    async def _send(self, message: dict) -> None:
+        self.exchanges.append(Exchange(message))
+        try:
+            await self._process.stdin.send((json.dumps(message) + "\n").encode())
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            raise WireError("server_exit", f"the server stopped reading before {message.get('method')} "
+                            f"(exit code {self._process.returncode})") from None
+
+    async def notify(self, method: str, params: dict | None = None) -> None:
+        message = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._send(message)
+
+    async def request(self, method: str, params: dict | None = None) -> dict:
+        """Send one request and return its checked reply (``result`` or ``error`` inside)."""
+        self._next_id += 1
+        request_id = self._next_id
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        params = params if method == "initialize" else self._envelope(params)
+        if params is not None:
+            message["params"] = params
+        await self._send(message)
+        line = None
+        with anyio.move_on_after(self.reply_timeout):
+            try:
+                line = await self._stdout.receive_until(b"\n", MAX_LINE)
+            except (anyio.EndOfStream, anyio.IncompleteRead):
+                line = b""
+        require(line is not None, "reply_timeout",
+                f"no reply to request {request_id} ({method}) within {self.reply_timeout:g} s",
+                request_id=request_id)
+        require(line != b"", "reply_timeout", f"the server closed stdout before replying to request "
+                f"{request_id} ({method})", request_id=request_id)
+        reply = self.checker(line, request_id)
+        self.replies_checked += 1
+        self.exchanges[-1].reply = reply
+        return reply
+
+    async def result(self, method: str, params: dict | None = None) -> dict:
+        """``request`` for a call that must succeed: returns the ``result`` object."""
+        reply = await self.request(method, params)
+        if "error" in reply:
+            raise CourseError(f"{method} failed: {reply['error'].get('code')} {reply['error'].get('message')}",
+                              reason="unexpected_error", error=reply["error"])
+        return reply["result"]
+
+    async def _stop(self) -> ExitReport:
+        """Close stdin and wait; force the process group only if the server does not exit."""
+        report = ExitReport()
+        process = self._process
+        with anyio.CancelScope(shield=True):
+            try:
+                await process.stdin.aclose()
+            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+            exited = await process.wait_exit(self.exit_grace)
+            report.forced = not exited
+            if not exited:
+                process.signal_group(signal.SIGTERM)
+            tail = b""
+            if exited:
+                with anyio.move_on_after(1.0):
+                    try:
+                        while True:
+                            tail += await self._stdout.receive()
+                    except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
+                        pass
+            await process.stop()  # reaps, and clears anything left in the process group
+            report.returncode = process.returncode
+            report.trailing_stdout = len(tail)
+            report.stderr = (self._workdir / "stderr.log").read_text(encoding="utf-8", errors="replace")
+            shutil.rmtree(self._workdir, ignore_errors=True)
+        self.exit = report
+        return report
+
+    async def close(self, check: bool = True) -> ExitReport:
+        """End the session (stdin EOF). With ``check``, the exit checks run too."""
+        if self._process is None or self.exit is not None:
+            return self.exit
+        report = await self._stop()
+        if check:
+            require(not report.forced and report.returncode == 0, "server_exit",
+                    "the server did not exit by itself after stdin EOF" if report.forced
+                    else f"the server exited with code {report.returncode}", returncode=report.returncode)
+            require(report.trailing_stdout == 0, "trailing_stdout",
+                    f"{report.trailing_stdout} bytes left on stdout after the last reply")
+            require(report.stderr == "", "stderr_empty",
+                    f"the server wrote to stderr: {report.stderr.strip()[:80]!r}")
+        return report
+
+
+def python_argv(*args: str, optimize: bool | None = None) -> list[str]:
+    """``[sys.executable, (-O), *args]``; by default the child inherits this process's ``-O``."""
+    optimize = bool(sys.flags.optimize) if optimize is None else optimize
+    return [sys.executable, *(["-O"] if optimize else []), *args]
+
+
+def asserts_active() -> bool:
+    """False when this interpreter runs with ``-O`` (``assert`` statements are compiled away)."""
+    try:
+        assert False  # noqa: B011 - the point is to see whether it is there at all
+    except AssertionError:
+        return True
+    return False
+
+
+__all__ = ["CHECKS", "ExitReport", "Exchange", "LineClient", "PINNED_SDK", "WireError", "asserts_active",
+           "check_reply", "check_sdk", "python_argv", "require"]
