@@ -76,7 +76,7 @@ def review_messages(library: Library, arguments: Mapping[str, str] | None) -> ty
     args = dict(arguments or {})
     unknown = sorted(set(args) - {"focus", "document"})
     if unknown:
-        raise _invalid(f"Unknown prompt argument: {', '.join(unknown)}", arguments=unknown)
+        raise _invalid(f"Unknown prompt argument: {', '.join(map(repr, unknown))}", arguments=unknown)
     if "focus" not in args:
         raise _invalid("Missing required argument: focus", argument="focus")
     focus = prompt["focus"]
