@@ -120,7 +120,7 @@ class RawPipe:
 
 @asynccontextmanager
 async def raw_lines(server: str, *, mode: str | None = None, args: tuple[str, ...] = (),
-                    timeout: float = 10.0, lab_timeout: float = 60.0) -> AsyncIterator[RawPipe]:
+                    timeout: float = 30.0, lab_timeout: float = 90.0) -> AsyncIterator[RawPipe]:
     """Start course server ``server`` and yield a ``RawPipe``; the process is gone afterwards."""
     workdir = Path(tempfile.mkdtemp(prefix="course-raw-"))
     process: _Process | None = None

@@ -268,13 +268,18 @@ def cheaper(round_number: int, state: str) -> str:
 
 
 async def test_unsealed_state_is_tampered_and_the_sealed_one_is_verified():
+    region = {"region": types.ElicitResult(action="accept", content={"region": "us-east"})}
     async with connect("modern", mode="modern", era="2026-07-28") as lab:
         honest, log = await call_by_hand(lab.session, "provision", {"size": "large"}, region_then_approve)
         forged, _ = await call_by_hand(lab.session, "provision", {"size": "large"}, region_then_approve,
                                        edit_state=cheaper)
+        first = await lab.session.call_tool("provision", {"size": "small"}, allow_input_required=True)
+        replayed = await lab.session.call_tool("provision", {"size": "large"}, allow_input_required=True,
+                                               input_responses=region, request_state=first.request_state)
     assert [row[1] for row in log] == ["input_required", "input_required", "complete"]
     assert honest.content[0].text == MRTR["provisioned_large"]
     assert forged.content[0].text == MRTR["tampered_plain"]  # the defect: the server believed the client
+    assert replayed.input_requests["approve"].params.message == MRTR["questions"][1]  # a small price, large order
 
     async with connect("modern", mode="sealed", era="2026-07-28") as lab:
         honest, _ = await call_by_hand(lab.session, "provision", {"size": "large"}, region_then_approve)
@@ -284,7 +289,7 @@ async def test_unsealed_state_is_tampered_and_the_sealed_one_is_verified():
         first = await lab.session.call_tool("provision", {"size": "small"}, allow_input_required=True)
         with pytest.raises(MCPError) as replayed:
             await lab.session.call_tool("provision", {"size": "large"}, allow_input_required=True,
-                                        request_state=first.request_state)
+                                        input_responses=region, request_state=first.request_state)
     assert honest.content[0].text == MRTR["provisioned_large"]
     assert_error(mcp_error(caught.value), "state_tampered")
     assert_error(mcp_error(replayed.value), "state_tampered")
