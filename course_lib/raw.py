@@ -51,6 +51,7 @@ class RawPipe:
         self.timeout = timeout
         self.wire = Wire()
         self.pid = process.pid
+        self.returncode: int | None = None  # set when the block ends
         self._next_id = 1
         self._buffer = b""
         self._pending: list[dict] = []  # frames read while waiting for another id

@@ -12,6 +12,7 @@ from functools import partial
 
 import course_lib
 from course_lib import CourseError
+from course_lib.launch import pid_alive as alive
 from course_lib.loopback import serve_http
 from course_lib.paths import fixture
 from course_lib.raw import INITIALIZE, envelope, enveloped, error_of, raw_lines
@@ -27,14 +28,6 @@ HEADERS = json.loads(fixture("stateless", "http_headers.json").read_text())
 connect = partial(course_lib.connect, request_timeout=30)
 ENVELOPE_KEYS = {"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
                  "io.modelcontextprotocol/clientInfo"}
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def assert_error(got: tuple | None, name: str) -> None:
@@ -336,6 +329,18 @@ async def test_routing_headers_exist_on_http_and_are_checked():
     assert status == 400
     assert_error((answer["error"]["code"], answer["error"]["message"], None), "header_mismatch")
     assert not alive(pid) and site.returncode is not None
+
+
+async def test_no_server_outlives_a_failing_block():
+    with pytest.raises(KeyError):
+        async with raw_lines("modern") as pipe:
+            await pipe.request("tools/list", enveloped())
+            raise KeyError("student bug")
+    assert not alive(pipe.pid) and pipe.returncode is not None
+    with pytest.raises(KeyError):
+        async with serve_http("modern") as site:
+            raise KeyError("student bug")
+    assert not alive(site.pid) and site.returncode is not None
 
 
 # -- 6. the checklist --------------------------------------------------------------------------------
