@@ -61,14 +61,23 @@ async def test_each_era_opens_as_documented(era, opening):
         version = lab.protocol_version
         server_info = lab.client.server_info
     assert names == LISTINGS["working_tools"]
-    assert lab.wire.methods() == opening
+    methods = lab.wire.methods()
+    if era == "auto" and methods[:2] == ["server/discover", "initialize"]:
+        # A server slower to start than the SDK's fixed 10 s discover budget (a loaded machine):
+        # the probe timed out client-side but locked the connection modern on the server, so the
+        # fallback initialize gets -32022 and the client probes once more (mcp/client/_probe.py).
+        refused = lab.wire.response_to(lab.wire.requests("initialize")[0]).message["error"]
+        assert_error((refused["code"], refused["message"], refused.get("data")), "initialize_on_stateless")
+        methods = [m for m in methods if m != "initialize"][1:]
+    assert methods == opening
     assert version == ("2025-11-25" if era == "legacy" else "2026-07-28")
     enveloped_requests = [f for f in lab.wire.requests() if "_meta" in f.params]
     if era == "legacy":
         assert enveloped_requests == []
         assert server_info.name == "course-modern"
     else:
-        assert enveloped_requests == lab.wire.requests()  # every request carries the envelope
+        # every request carries the envelope (the handshake of a slow start never does)
+        assert enveloped_requests == [f for f in lab.wire.requests() if f.method != "initialize"]
         for request in enveloped_requests:
             assert set(request.params["_meta"]) == ENVELOPE_KEYS
             assert request.params["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
