@@ -129,6 +129,7 @@ async def raw_lines(server: str, *, mode: str | None = None, args: tuple[str, ..
         with anyio.fail_after(lab_timeout):
             with open(workdir / "stderr.log", "wb") as errlog:
                 process = await _spawn(course_server_argv(server, mode, None, args), server_env(workdir), ROOT, errlog)
+            await _wait_ready(workdir, process, timeout)
             pipe = RawPipe(process, timeout)
             try:
                 yield pipe
@@ -139,6 +140,18 @@ async def raw_lines(server: str, *, mode: str | None = None, args: tuple[str, ..
         if process is not None:
             await process.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+async def _wait_ready(workdir: Path, process: _Process, timeout: float) -> None:
+    """Wait for the server's ``ready`` file, so start-up is not charged to the first request."""
+    with anyio.move_on_after(timeout):
+        while not (workdir / "ready").exists():
+            if process.returncode is not None:
+                raise LabTimeout(f"the server exited with code {process.returncode} before it was ready",
+                                 budget="startup")
+            await anyio.sleep(0.01)
+        return
+    raise LabTimeout(f"the server was not ready within {timeout:g} s", budget="startup")
 
 
 def error_of(answer: dict) -> tuple[int, str, Any] | None:

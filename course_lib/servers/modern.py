@@ -228,6 +228,9 @@ def serve_handshake_only(server: Server) -> int:
 
     async def main() -> None:
         async with stdio_server() as (read, write):
+            ready = lab_file("ready")
+            if ready is not None:
+                ready.touch()  # the same start-up signal as _base.serve()
             forward, forwarded = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
             async def pump() -> None:
