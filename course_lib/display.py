@@ -61,6 +61,10 @@ def _summary(message: dict, label: CursorLabels) -> str:
         for key in ("name", "uri", "protocolVersion"):
             if key in params:
                 parts.append(f"{key}={params[key]}")
+        if "inputResponses" in params:
+            parts.append(f"inputResponses={sorted(params['inputResponses'])}")
+        if "requestState" in params:
+            parts.append("+requestState")
         if "_meta" in params:
             parts.append("+envelope")
         return " ".join(parts)
@@ -77,6 +81,8 @@ def _summary(message: dict, label: CursorLabels) -> str:
         parts.append(f"nextCursor={label(result['nextCursor'])}")
     if "protocolVersion" in result:
         parts.append(f"protocolVersion={result['protocolVersion']}")
+    if result.get("resultType") == "input_required":
+        parts.append(f"input_required inputRequests={sorted(result.get('inputRequests') or {})}")
     if "content" in result:
         texts = [c.get("text") for c in result["content"] if c.get("type") == "text"]
         parts.append(f"content={texts}")

@@ -1,0 +1,80 @@
+"""A course server on Streamable HTTP, bound to 127.0.0.1, for the labs about HTTP-only features.
+
+``async with serve_http("modern") as site:`` starts the server process through the same launcher
+pieces as ``connect`` (argv, explicit environment, stderr to a file, group-wide stop), waits
+until it listens on an OS-chosen loopback port, and yields ``site.url``. The server writes the
+routing headers of every POST it receives; ``site.headers()`` reads them back. When the block
+ends the process is stopped (its stdin closes, then SIGTERM/SIGKILL if needed), so no server
+outlives the cell.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import AsyncIterator
+
+import anyio
+
+from .errors import LaunchError
+from .launch import _Process, _spawn, course_server_argv, server_env
+from .paths import ROOT
+
+READY_BUDGET = 20.0
+
+
+class Site:
+    def __init__(self, process: _Process, workdir: Path, port: int):
+        self.pid = process.pid
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}/mcp"
+        self._workdir = workdir
+        self._headers: list[dict] | None = None
+        self.returncode: int | None = None
+
+    async def post(self, body: dict, headers: dict[str, str]) -> tuple[int, dict]:
+        """One hand-made POST (for headers the SDK client would never send): status and JSON body."""
+        import httpx2  # the SDK's own HTTP client
+
+        base = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        async with httpx2.AsyncClient(timeout=10.0) as http:
+            response = await http.post(self.url, json=body, headers={**base, **headers})
+        return response.status_code, response.json()
+
+    def headers(self) -> list[dict]:
+        """One dict per POST the server received: the body's method and the routing headers."""
+        if self._headers is not None:
+            return self._headers
+        path = self._workdir / "headers.jsonl"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@asynccontextmanager
+async def serve_http(server: str, *, mode: str | None = None, args: tuple[str, ...] = ()) -> AsyncIterator[Site]:
+    workdir = Path(tempfile.mkdtemp(prefix="course-http-"))
+    process: _Process | None = None
+    site: Site | None = None
+    try:
+        with open(workdir / "stderr.log", "wb") as errlog:
+            process = await _spawn(course_server_argv(server, mode, None, ("--http", *args)),
+                                   server_env(workdir), ROOT, errlog)
+        port_file = workdir / "http.json"
+        with anyio.move_on_after(READY_BUDGET):
+            while not port_file.exists() and process.returncode is None:
+                await anyio.sleep(0.02)
+        if not port_file.exists():
+            tail = (workdir / "stderr.log").read_text(errors="replace").strip().splitlines()[-1:]
+            raise LaunchError(f"the HTTP server did not start listening{': ' + tail[0] if tail else ''}")
+        site = Site(process, workdir, json.loads(port_file.read_text())["port"])
+        yield site
+    finally:
+        if process is not None:
+            await process.stop()
+            if site is not None:
+                site._headers = site.headers()
+                site.returncode = process.returncode
+        shutil.rmtree(workdir, ignore_errors=True)

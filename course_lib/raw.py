@@ -1,0 +1,162 @@
+"""Hand-written JSON-RPC lines to a course server, for frames the SDK client never sends.
+
+``async with raw_lines("modern") as pipe:`` starts the server exactly as ``connect`` does
+(same argv, environment, stderr file and group-wide stop) but hands the lab a bare pipe:
+``await pipe.request(method, params)`` writes one line and returns the answer to its id;
+``await pipe.notify(method)`` writes a notification; ``await pipe.silence()`` counts what
+arrives in a short window. Every line is recorded in ``pipe.wire`` (a ``launch.Wire``), so
+``display.wire_table`` shows it like any lab. It is deliberately small: no retries, no
+validation, no SDK types; the point is to see what the server answers to exactly these bytes.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import anyio
+
+from .errors import LabTimeout
+from .launch import LEGACY_VERSION, Wire, _Process, _spawn, course_server_argv, server_env
+from .paths import ROOT
+
+MODERN_VERSION = "2026-07-28"
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+CLIENT_INFO = {"name": "course-raw", "version": "1.0"}
+
+
+def envelope(version: str = MODERN_VERSION, *, capabilities: dict | None = None) -> dict:
+    """The per-request ``_meta`` envelope of the 2026-07-28 era."""
+    return {META_VERSION: version, META_CAPABILITIES: capabilities or {}, META_CLIENT_INFO: CLIENT_INFO}
+
+
+def enveloped(params: dict | None = None, version: str = MODERN_VERSION) -> dict:
+    """``params`` with the envelope added under ``_meta``."""
+    return {**(params or {}), "_meta": envelope(version)}
+
+
+INITIALIZE = {"protocolVersion": LEGACY_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO}
+
+
+class RawPipe:
+    """One server process and the lines exchanged with it."""
+
+    def __init__(self, process: _Process, timeout: float):
+        self._process = process
+        self.timeout = timeout
+        self.wire = Wire()
+        self.pid = process.pid
+        self.returncode: int | None = None  # set when the block ends
+        self._next_id = 1
+        self._buffer = b""
+        self._pending: list[dict] = []  # frames read while waiting for another id
+
+    async def send(self, message: dict) -> None:
+        line = json.dumps(message, separators=(",", ":"))
+        self.wire.record("→", line)
+        await self._process.stdin.send((line + "\n").encode())
+
+    async def _read_frame(self) -> dict | None:
+        while b"\n" not in self._buffer:
+            try:
+                chunk = await self._process.stdout.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                return None
+            self._buffer += chunk
+        raw, self._buffer = self._buffer.split(b"\n", 1)
+        frame = self.wire.record("←", raw.decode("utf-8", errors="replace"))
+        return frame.message if frame.message is not None else {}
+
+    async def request(self, method: str, params: dict | None = None) -> dict:
+        """Send one request; return the response (``{"result": ...}`` or ``{"error": ...}``)."""
+        request_id = self._next_id
+        self._next_id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+        for frame in list(self._pending):
+            if frame.get("id") == request_id:
+                self._pending.remove(frame)
+                return frame
+        with anyio.move_on_after(self.timeout):
+            while True:
+                frame = await self._read_frame()
+                if frame is None:
+                    raise LabTimeout("the server closed its stdout before answering", budget="request")
+                if frame.get("id") == request_id and "method" not in frame:
+                    return frame
+                self._pending.append(frame)
+        raise LabTimeout(f"no answer to {method!r} within {self.timeout:g} s", budget="request")
+
+    async def notify(self, method: str, params: dict | None = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send(message)
+
+    async def silence(self, window: float = 0.5) -> list[dict]:
+        """Frames that arrive within ``window`` seconds (a notification should get none)."""
+        got: list[dict] = []
+        with anyio.move_on_after(window):
+            while True:
+                frame = await self._read_frame()
+                if frame is None:
+                    break
+                got.append(frame)
+        self._pending.extend(got)
+        return got
+
+    async def handshake(self) -> dict:
+        """The legacy ``initialize`` + ``notifications/initialized`` pair."""
+        answer = await self.request("initialize", INITIALIZE)
+        await self.notify("notifications/initialized")
+        return answer
+
+
+@asynccontextmanager
+async def raw_lines(server: str, *, mode: str | None = None, args: tuple[str, ...] = (),
+                    timeout: float = 30.0, lab_timeout: float = 90.0) -> AsyncIterator[RawPipe]:
+    """Start course server ``server`` and yield a ``RawPipe``; the process is gone afterwards."""
+    workdir = Path(tempfile.mkdtemp(prefix="course-raw-"))
+    process: _Process | None = None
+    try:
+        with anyio.fail_after(lab_timeout):
+            with open(workdir / "stderr.log", "wb") as errlog:
+                process = await _spawn(course_server_argv(server, mode, None, args), server_env(workdir), ROOT, errlog)
+            await _wait_ready(workdir, process, timeout)
+            pipe = RawPipe(process, timeout)
+            try:
+                yield pipe
+            finally:
+                await process.stop()
+                pipe.returncode = process.returncode
+    finally:
+        if process is not None:
+            await process.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+async def _wait_ready(workdir: Path, process: _Process, timeout: float) -> None:
+    """Wait for the server's ``ready`` file, so start-up is not charged to the first request."""
+    with anyio.move_on_after(timeout):
+        while not (workdir / "ready").exists():
+            if process.returncode is not None:
+                raise LabTimeout(f"the server exited with code {process.returncode} before it was ready",
+                                 budget="startup")
+            await anyio.sleep(0.01)
+        return
+    raise LabTimeout(f"the server was not ready within {timeout:g} s", budget="startup")
+
+
+def error_of(answer: dict) -> tuple[int, str, Any] | None:
+    """``(code, message, data)`` of an error answer, or None for a result."""
+    error = answer.get("error")
+    if error is None:
+        return None
+    return error.get("code"), error.get("message"), error.get("data")

@@ -1,0 +1,341 @@
+"""The modern server: one low-level ``Server`` for the stateless-era (2026-07-28) labs.
+
+A mode selects one decision each:
+
+* ``modern``      — working tools (echo, boom, provision, forever), ``request_state`` sent in clear;
+* ``sealed``      — the same tools, but ``request_state`` carries an HMAC the server verifies;
+* ``legacy-only`` — a server that only knows the handshake: ``server/discover`` answers -32601;
+* ``catalog``     — a two-page catalog that a ``bump`` tool replaces; cursors survive the change;
+* ``versioned``   — the same catalog, but cursors name the catalog version and expire with it;
+* ``public``      — the catalog, labelled ``cacheScope: "public"`` although it is per principal.
+
+``tools/list`` carries the cache hint ``ttlMs=60000`` in every mode. ``--principal NAME`` adds a
+tool only that principal should see. ``--http`` serves Streamable HTTP on 127.0.0.1 instead of
+stdio (the port is written to ``http.json`` in the lab directory, every request's routing
+headers to ``headers.jsonl``); the process still ends when its stdin closes.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+
+import mcp_types as types
+from mcp import MCPError
+from mcp.server import CacheHint, Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+
+from ._base import lab_file, parser, serve
+
+MODES = ("modern", "sealed", "legacy-only", "catalog", "versioned", "public")
+TTL_MS = 60_000
+OBJECT = {"type": "object"}
+
+# The catalog of the cache labs: version -> pages. "bump" (always callable) moves to version 2.
+CATALOG = {1: (("alpha", "beta"), ("gamma",)), 2: (("delta", "epsilon"), ("zeta",))}
+WORKING_TOOLS = {
+    "echo": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    "boom": OBJECT,
+    "provision": {"type": "object", "properties": {"size": {"enum": ["small", "large"]}}, "required": ["size"]},
+    "forever": OBJECT,
+}
+PRICES = {"small": 10, "large": 80}
+REGION_SCHEMA = {"type": "object", "properties": {"region": {"type": "string", "enum": ["eu-west", "us-east"]}},
+                 "required": ["region"]}
+CONFIRM_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+
+
+def tool(name: str, schema: dict = OBJECT) -> types.Tool:
+    return types.Tool(name=name, description=f"modern lab tool {name}", input_schema=schema)
+
+
+def text(value: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=value)])
+
+
+def elicit(message: str, schema: dict) -> types.ElicitRequest:
+    return types.ElicitRequest(params=types.ElicitRequestFormParams(message=message, requested_schema=schema))
+
+
+class StateCodec:
+    """``request_state`` as the client sees it. Plain JSON, or JSON plus an HMAC tag.
+
+    The tag binds the state to the tool name and arguments of the call it belongs to, so a
+    state cannot be edited, nor replayed on another call. The key is per process (a
+    multi-replica deployment would share one from its secret store).
+    """
+
+    def __init__(self, sealed: bool):
+        self.sealed = sealed
+        self.key = secrets.token_bytes(32)
+
+    def _tag(self, payload: str, binding: str) -> str:
+        return hmac.new(self.key, f"{binding}\n{payload}".encode(), hashlib.sha256).hexdigest()[:32]
+
+    def dump(self, state: dict, binding: str) -> str:
+        payload = json.dumps(state, sort_keys=True, separators=(",", ":"))
+        if not self.sealed:
+            return payload
+        body = base64.urlsafe_b64encode(payload.encode()).decode()
+        return f"{body}.{self._tag(payload, binding)}"
+
+    def load(self, token: str, binding: str) -> dict:
+        if self.sealed:
+            body, _, tag = token.rpartition(".")
+            try:
+                payload = base64.urlsafe_b64decode(body.encode()).decode()
+            except ValueError:
+                payload = ""
+            if not body or not hmac.compare_digest(tag, self._tag(payload, binding)):
+                raise MCPError(types.INVALID_PARAMS, "request_state failed verification",
+                               {"reason": "state_tampered"})
+        else:
+            payload = token
+        try:
+            state = json.loads(payload)
+        except ValueError:
+            raise MCPError(types.INVALID_PARAMS, "request_state is not readable", {"reason": "state_malformed"}) from None
+        if not isinstance(state, dict):
+            raise MCPError(types.INVALID_PARAMS, "request_state is not readable", {"reason": "state_malformed"})
+        return state
+
+
+class Modern:
+    def __init__(self, mode: str, principal: str | None):
+        self.mode = mode
+        self.principal = principal
+        self.version = 1
+        self.codec = StateCodec(sealed=mode == "sealed")
+        self.bus = InMemorySubscriptionBus()
+
+    # -- listing ---------------------------------------------------------------------------
+    def pages(self) -> tuple[tuple[str, ...], ...]:
+        if self.mode in ("catalog", "versioned", "public"):
+            first, *rest = CATALOG[self.version]
+            return (tuple(first) + ("bump",), *rest)
+        return (tuple(WORKING_TOOLS),)
+
+    def cursor(self, index: int) -> str:
+        raw = f"v{self.version}/p{index}" if self.mode == "versioned" else f"p{index}"
+        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+    def page_index(self, cursor: str | None) -> int:
+        if cursor is None:
+            return 0
+        for index in range(1, len(self.pages())):
+            if cursor == self.cursor(index):
+                return index
+        raise MCPError(types.INVALID_PARAMS, "Invalid cursor: not issued for the current catalog",
+                       {"reason": "expired" if self.mode == "versioned" else "unknown"})
+
+    def list_tools(self, cursor: str | None) -> types.ListToolsResult:
+        pages = self.pages()
+        index = self.page_index(cursor)
+        names = list(pages[index])
+        if index == 0 and self.principal:
+            names.append(f"{self.principal}_inbox")
+        last = index == len(pages) - 1
+        return types.ListToolsResult(tools=[tool(n, WORKING_TOOLS.get(n, OBJECT)) for n in names],
+                                     next_cursor=None if last else self.cursor(index + 1))
+
+    # -- tools -----------------------------------------------------------------------------
+    async def call(self, ctx, params: types.CallToolRequestParams):
+        args = params.arguments or {}
+        name = params.name
+        if name == "echo":
+            return text(str(args.get("text", "")))
+        if name == "boom":
+            raise ValueError("billing database at /srv/billing.db is locked")  # an unexpected failure
+        if name == "bump":
+            self.version = 2
+            await self.bus.publish(ToolsListChanged())  # reaches 2026-07-28 listeners only
+            await ctx.session.send_tool_list_changed()  # a legacy notification (dropped at 2026-07-28)
+            return text("catalog version 2")
+        if name == "provision":
+            return self.provision(params, args)
+        if name == "forever":
+            return types.InputRequiredResult(input_requests={"again": elicit("Confirm once more?", CONFIRM_SCHEMA)},
+                                             request_state=self.codec.dump({"step": "again"}, "forever"))
+        if self.principal and name == f"{self.principal}_inbox":
+            return text(f"inbox of {self.principal}")
+        raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}")
+
+    def provision(self, params: types.CallToolRequestParams, args: dict):
+        """Round 1 asks for a region; round 2 asks to approve the price; round 3 provisions.
+
+        The price travels in ``request_state``: the server holds nothing between rounds.
+        """
+        size = args.get("size")
+        if size not in PRICES:
+            raise MCPError(types.INVALID_PARAMS, "size must be 'small' or 'large'")
+        binding = f"provision:{size}"
+        answers = params.input_responses or {}
+        if params.request_state is None:
+            state = {"step": "region", "size": size, "price": PRICES[size]}
+            return types.InputRequiredResult(input_requests={"region": elicit("Which region?", REGION_SCHEMA)},
+                                             request_state=self.codec.dump(state, binding))
+        state = self.codec.load(params.request_state, binding)
+        if state.get("step") == "region":
+            region = _accepted(answers.get("region"), "region")
+            state = {"step": "approve", "size": size, "price": state.get("price"), "region": region}
+            return types.InputRequiredResult(
+                input_requests={"approve": elicit(f"Approve a charge of {state['price']} credits?", CONFIRM_SCHEMA)},
+                request_state=self.codec.dump(state, binding))
+        if state.get("step") == "approve":
+            if not _accepted(answers.get("approve"), "ok"):
+                return text("not approved; nothing provisioned")
+            return text(f"provisioned {state.get('size')} in {state.get('region')}, charged {state.get('price')} credits")
+        raise MCPError(types.INVALID_PARAMS, "request_state names no step", {"reason": "state_malformed"})
+
+
+def _accepted(response, field: str):
+    content = getattr(response, "content", None) or {}
+    if getattr(response, "action", None) != "accept" or field not in content:
+        raise MCPError(types.INVALID_PARAMS, f"expected an accepted answer with {field!r}")
+    return content[field]
+
+
+def build(mode: str, principal: str | None = None) -> Server:
+    lab = Modern(mode, principal)
+
+    async def on_list_tools(ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return lab.list_tools(None if params is None else params.cursor)
+
+    scope = "public" if mode == "public" else "private"
+    server = Server("course-modern", version="1.0", instructions="Stateless-era lab server.",
+                    cache_hints={"tools/list": CacheHint(ttl_ms=TTL_MS, scope=scope)},
+                    on_list_tools=on_list_tools, on_call_tool=lab.call,
+                    on_subscriptions_listen=ListenHandler(lab.bus))
+    return server
+
+
+ENVELOPE_KEYS = ("io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
+                 "io.modelcontextprotocol/clientInfo")
+
+
+def serve_handshake_only(server: Server) -> int:
+    """Serve like a server written before 2026-07-28: it knows only the handshake.
+
+    ``server/discover`` is an unknown method (-32601), and the per-request envelope means
+    nothing to it (the keys are dropped, so a request before ``initialize`` is refused as
+    a pre-handshake request). Everything else reaches the same ``Server``.
+    """
+    import anyio
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            ready = lab_file("ready")
+            if ready is not None:
+                ready.touch()  # the same start-up signal as _base.serve()
+            forward, forwarded = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+            async def pump() -> None:
+                async with forward:
+                    async for item in read:
+                        message = getattr(item, "message", None)
+                        if isinstance(message, types.JSONRPCRequest):
+                            if message.method == "server/discover":
+                                error = types.ErrorData(code=types.METHOD_NOT_FOUND, message="Method not found")
+                                await write.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=message.id,
+                                                                                   error=error)))
+                                continue
+                            meta = (message.params or {}).get("_meta")
+                            if isinstance(meta, dict):
+                                for key in ENVELOPE_KEYS:
+                                    meta.pop(key, None)
+                        await forward.send(item)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(pump)
+                await server.run(forwarded, write, server.create_initialization_options())
+                tg.cancel_scope.cancel()
+
+    anyio.run(main)
+    return 0
+
+
+def serve_http(server: Server) -> int:
+    """Streamable HTTP on 127.0.0.1 (an OS-chosen port), until stdin closes."""
+    import socket
+    import sys
+
+    import anyio
+    import uvicorn
+
+    headers_log = lab_file("headers.jsonl")
+
+    async def record_headers(scope, receive, send, app):
+        if scope["type"] == "http" and scope["method"] == "POST" and headers_log is not None:
+            body = b""
+            more = True
+            messages = []
+            while more:
+                message = await receive()
+                messages.append(message)
+                body += message.get("body", b"")
+                more = message.get("more_body", False)
+            headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+            try:
+                method = json.loads(body).get("method")
+            except (ValueError, AttributeError):
+                method = None
+            entry = {"body_method": method,
+                     **{h: headers.get(h) for h in ("mcp-method", "mcp-name", "mcp-protocol-version")}}
+            with open(headers_log, "a", encoding="utf-8") as f:
+                f.write(json.dumps(entry) + "\n")
+
+            async def replay():
+                return messages.pop(0) if messages else await receive()
+
+            return await app(scope, replay, send)
+        return await app(scope, receive, send)
+
+    starlette_app = server.streamable_http_app(host="127.0.0.1")
+
+    async def app(scope, receive, send):
+        await record_headers(scope, receive, send, starlette_app)
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))  # loopback only; the OS picks a free port
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    http = uvicorn.Server(config)
+
+    async def main() -> None:
+        async def stdin_closed() -> None:
+            await anyio.to_thread.run_sync(sys.stdin.buffer.read)  # returns at EOF
+            http.should_exit = True
+
+        async def announce() -> None:
+            while not http.started:
+                await anyio.sleep(0.01)
+            port_file = lab_file("http.json")
+            if port_file is not None:
+                port_file.with_suffix(".tmp").write_text(json.dumps({"port": sock.getsockname()[1]}))
+                port_file.with_suffix(".tmp").replace(port_file)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stdin_closed)
+            tg.start_soon(announce)
+            await http.serve(sockets=[sock])
+            tg.cancel_scope.cancel()
+
+    anyio.run(main)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    p = parser("modern", MODES)
+    p.add_argument("--principal", default=None)
+    p.add_argument("--http", action="store_true")
+    args = p.parse_args(argv)
+    server = build(args.mode, args.principal)
+    if args.http:
+        return serve_http(server)
+    if args.mode == "legacy-only":
+        return serve_handshake_only(server)
+    return serve(server)

@@ -1,0 +1,155 @@
+"""Helpers of the stateless-era chapter (2026-07-28): listings through the Client's response
+cache, cache keys a student can read, request-state tampering, a hand-driven input loop,
+and the production checklist with the lab that shows each item.
+"""
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, Awaitable, Callable
+
+import mcp_types as types
+
+from .display import Table
+from .errors import CatalogError, CourseError
+
+MAX_PAGES = 16
+
+
+async def client_listing(client, *, first_page: str = "use", max_pages: int = MAX_PAGES) -> list[str]:
+    """All tool names, page by page, through ``Client.list_tools`` (so its response cache is in play).
+
+    ``first_page`` is the ``cache_mode`` of the cursorless request ("use", "refresh", "bypass");
+    continuation pages are never cached by the SDK. Bounded like ``walk``.
+    """
+    names: list[str] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for page_number in range(max_pages):
+        mode = first_page if cursor is None else "use"
+        page = await client.list_tools(cursor=cursor, cache_mode=mode)
+        names += [tool.name for tool in page.tools]
+        cursor = page.next_cursor
+        if cursor is None:
+            return names
+        if cursor in seen:
+            raise CatalogError("cursor_repeated", f"cursor repeated on page {page_number + 2}")
+        seen.add(cursor)
+    raise CatalogError("page_budget", f"no last page within {max_pages} pages")
+
+
+def cache_rows(store, targets: dict[str, str]) -> list[list[str]]:
+    """The keys of an ``InMemoryResponseCacheStore`` as rows (method, scope, era, target, partition).
+
+    ``targets`` maps a readable name to the ``CacheConfig.target_id`` it stands for; the key
+    holds only the target's SHA-256, which is shown by that name.
+    """
+    import hashlib
+
+    names = {hashlib.sha256(t.encode()).hexdigest(): n for n, t in targets.items()}
+    rows = []
+    for key in store._entries:  # the default store keeps its keys in a dict (read-only look)
+        scope, era, arm, *partition = json.loads(key.partition)
+        rows.append([key.method, repr(key.params_key), scope, era, names.get(arm, "(uuid)"),
+                     partition[0] if partition else "(shared)"])
+    return rows
+
+
+def cache_table(store, targets: dict[str, str], title: str | None = None) -> Table:
+    return Table(["method", "params_key", "scope", "era", "target", "partition"], cache_rows(store, targets), title)
+
+
+def tamper(state: str, **changes: Any) -> str:
+    """``request_state`` with some fields changed, as an attacker would try.
+
+    A plain JSON state is edited directly. A sealed state (``base64(payload).tag``) gets its
+    payload edited and the old tag kept: the attacker cannot compute a new one.
+    """
+    if state.startswith("{"):
+        return json.dumps({**json.loads(state), **changes}, sort_keys=True, separators=(",", ":"))
+    body, _, tag = state.rpartition(".")
+    payload = json.loads(base64.urlsafe_b64decode(body.encode()))
+    edited = json.dumps({**payload, **changes}, sort_keys=True, separators=(",", ":"))
+    return base64.urlsafe_b64encode(edited.encode()).decode() + "." + tag
+
+
+def read_state(state: str) -> dict:
+    """What a client can read in a ``request_state`` (sealed states are signed, not encrypted)."""
+    if state.startswith("{"):
+        return json.loads(state)
+    return json.loads(base64.urlsafe_b64decode(state.rpartition(".")[0].encode()))
+
+
+Answer = Callable[[str, types.ElicitRequestParams], Awaitable[types.ElicitResult]]
+
+
+async def call_by_hand(session, name: str, arguments: dict, answer: Answer, *, max_rounds: int = 4,
+                       edit_state: Callable[[int, str], str] | None = None) -> tuple[types.CallToolResult, list[list]]:
+    """Drive ``tools/call`` through its ``input_required`` rounds without the Client's driver.
+
+    Each round answers every embedded elicitation with ``answer(key, params)`` and resends the
+    call with the responses and the echoed ``request_state`` (``edit_state(round, state)`` may
+    replace it, to show what a server does with a state it did not issue). Returns the final
+    result and one row per round: round, result type, input keys, state fields.
+    """
+    responses = None
+    state = None
+    log: list[list] = []
+    for round_number in range(1, max_rounds + 1):
+        result = await session.call_tool(name, arguments, allow_input_required=True,
+                                          input_responses=responses, request_state=state)
+        if not isinstance(result, types.InputRequiredResult):
+            log.append([round_number, "complete", "", ""])
+            return result, log
+        keys = sorted(result.input_requests or {})
+        state = result.request_state
+        log.append([round_number, "input_required", ", ".join(keys), _fields(state)])
+        responses = {key: await answer(key, result.input_requests[key].params) for key in keys}
+        if edit_state is not None and state is not None:
+            state = edit_state(round_number, state)
+    raise CourseError(f"{name!r} still needs input after {max_rounds} rounds", reason="input_rounds")
+
+
+def _fields(state: str | None) -> str:
+    if state is None:
+        return ""
+    try:
+        data = read_state(state)
+    except ValueError:
+        return "(opaque)"
+    return ", ".join(f"{k}={v}" for k, v in sorted(data.items()))
+
+
+# The production checklist: each item, what it means here, and the lab that shows it.
+CHECKLIST = (
+    ("Authorise every call", "the cache partition is the principal; a public label is trusted only with share_public",
+     "06_stateless_2026 (cache partitions)"),
+    ("Authorise every call", "request_state is bound to the call by an HMAC, so a client cannot edit it",
+     "06_stateless_2026 (request_state)"),
+    ("Least privilege and approval", "a charge happens only after an input_required approval round",
+     "06_stateless_2026 (input_required)"),
+    ("Least privilege and approval", "resources are served from an allowlist, never by path arithmetic",
+     "04_resources_and_uris"),
+    ("Untrusted input", "cursors are opaque and verified; forged, expired and foreign ones get -32602",
+     "02_cursor_failures"),
+    ("Untrusted input", "resource URIs arrive in odd spellings; match them exactly",
+     "04_resources_and_uris"),
+    ("Untrusted output", "a listing is adopted only when complete and valid; a rejected refresh changes nothing",
+     "03_schema_cache"),
+    ("Untrusted output", "an unexpected exception is sanitised to -32603 at 2026-07-28, leaked with code 0 on legacy",
+     "06_stateless_2026 (error shapes)"),
+    ("Limits and timeouts", "page, item and time budgets end every walk",
+     "01_pagination, 02_cursor_failures"),
+    ("Limits and timeouts", "input_required rounds are capped (input_required_max_rounds)",
+     "06_stateless_2026 (input_required)"),
+    ("Limits and timeouts", "every lab has a request and a lab budget; no server outlives its lab",
+     "00_orientation"),
+    ("Audit", "the wire transcript of every lab, both directions, in order",
+     "00_orientation, 06_stateless_2026"),
+    ("Audit", "server-side request audits compared exactly with fixed expectations",
+     "03_schema_cache, 05_snapshot_bundles"),
+)
+
+
+def checklist_table() -> Table:
+    return Table(["item", "what it means in practice", "lab"], CHECKLIST)
