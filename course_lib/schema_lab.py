@@ -15,8 +15,6 @@ import difflib
 import json
 from dataclasses import dataclass, field
 
-from jsonschema import Draft202012Validator
-
 from .candidate import candidate
 from .catalog import Catalog, walk
 from .display import Table
@@ -81,6 +79,8 @@ def snapshot(catalog: Catalog) -> list[dict]:
 
 def accepts(schema: dict | None, payload) -> bool:
     """Does ``schema`` (checked on its own, outside the SDK) accept ``payload``?"""
+    from jsonschema import Draft202012Validator  # slow first import: only where it is needed
+
     return schema is None or Draft202012Validator(schema).is_valid(payload)
 
 
