@@ -119,19 +119,37 @@ def _probe_env(root: Path) -> dict[str, str]:
     return env
 
 
-def run_probe(probe: str, root: Path, *, name: str | None = None, timeout: float = PROBE_TIMEOUT) -> dict:
+# Runs before course_lib is imported, so that a copy whose package does not even import is
+# reported as such (a "not a kill"), not as a crash without a report.
+_BOOTSTRAP = """
+import json, sys, traceback
+from pathlib import Path
+spec, report = sys.argv[1], Path(sys.argv[2])
+try:
+    from course_lib.negative import _run_probe_here
+except BaseException as exc:
+    report.write_text(json.dumps({"status": "error",
+                                  "detail": traceback.format_exception_only(type(exc), exc)[-1].strip()}))
+else:
+    _run_probe_here(spec, report)
+"""
+
+
+def run_probe(probe: str, root: Path, *, timeout: float = PROBE_TIMEOUT) -> dict:
     """Run ``probe`` in a new process with ``root``'s course_lib; return its report."""
     report_path = root / "probe-report.json"
     report_path.unlink(missing_ok=True)
     try:
-        proc = subprocess.run([sys.executable, "-m", "course_lib.negative", "probe", probe, str(report_path)],
+        proc = subprocess.run([sys.executable, "-c", _BOOTSTRAP, probe, str(report_path)],
                               cwd=root, env=_probe_env(root), capture_output=True, text=True, timeout=timeout)
-        output = (proc.stdout + proc.stderr)[-2000:]
     except subprocess.TimeoutExpired:
         return {"status": "timeout", "detail": f"probe ran past {timeout:g} s"}
     if not report_path.exists():
-        return {"status": "crashed", "detail": f"no report (exit code {proc.returncode}): {output.strip()[-500:]}"}
-    return json.loads(report_path.read_text(encoding="utf-8"))
+        last = (proc.stdout + proc.stderr).strip().splitlines()[-1:] or [""]
+        return {"status": "crashed", "detail": f"exit code {proc.returncode}: {last[0]}"}
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    # Paths inside the temporary copy are noise for a reader: name the copy, not its location.
+    return {k: v.replace(str(root), "<copy>") if isinstance(v, str) else v for k, v in report.items()}
 
 
 def _judge(mutant: Mutant, report: dict) -> Outcome:
@@ -202,8 +220,6 @@ def _run_probe_here(spec: str, report_path: Path) -> None:
     Failed: tuple | type = ()  # nothing counts as a check failure until course_lib imported
     try:
         import course_lib
-        # Run as ``-m course_lib.negative`` this module is ``__main__``: the probes raise the
-        # class of the imported module, so that is the one to catch.
         from course_lib.negative import CheckFailed as Failed
 
         here = Path(course_lib.__file__).resolve().parent.parent
@@ -234,13 +250,3 @@ def _run_probe_here(spec: str, report_path: Path) -> None:
         report(status="passed")
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) == 3 and argv[0] == "probe":
-        _run_probe_here(argv[1], Path(argv[2]))
-        return 0
-    print("usage: python -m course_lib.negative probe MODULE:FUNCTION REPORT.json", file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

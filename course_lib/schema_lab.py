@@ -28,6 +28,9 @@ SEED_SCENARIOS = ("in_place_integer", "in_place_no_schema", "isolated_failed_can
                   "isolated_retains_validation", "accepted_candidate", "accepted_candidate_validates")
 SDK2_SCENARIOS = ("pruned", "page2_before_listing", "page2_after_walk", "cache_reabsorb")
 SCENARIOS = SEED_SCENARIOS + SDK2_SCENARIOS
+# The legacy initialize, and the first 2026-07-28 request, include the server's start-up, which
+# takes several seconds on a busy machine; the labs below get a generous per-request budget.
+BUDGET = {"request_timeout": 30.0}
 
 
 def fixture(name: str):
@@ -106,7 +109,7 @@ async def refresh_must_fail(era: str, name: str, *, active: Lab | None = None):
     """Returns ``(reason, candidate, active_untouched)``."""
     # A candidate refresh that must be rejected: closed before the error, nothing yielded.
     frames_before = None if active is None else len(active.wire)
-    refresh = candidate("schema", fixture=fixture(name), era=era)
+    refresh = candidate("schema", fixture=fixture(name), era=era, **BUDGET)
     yielded = False
     reason = None
     try:
@@ -136,7 +139,7 @@ class Run:
 
 
 async def _in_place(name: str, era: str) -> Run:
-    async with connect("schema", fixture=fixture(name), era=era) as lab:
+    async with connect("schema", fixture=fixture(name), era=era, **BUDGET) as lab:
         saved = await walk(lab)
         before = snapshot(saved)
         refresh = await rejected_refresh(lab)
@@ -150,7 +153,7 @@ async def _in_place(name: str, era: str) -> Run:
 
 
 async def _isolated(scenario: str, era: str, active_name: str) -> Run:
-    async with connect("schema", fixture=fixture(active_name), era=era) as active:
+    async with connect("schema", fixture=fixture(active_name), era=era, **BUDGET) as active:
         saved = await walk(active)
         before = snapshot(saved)
         first = await call_outcome(active)
@@ -165,7 +168,7 @@ async def _isolated(scenario: str, era: str, active_name: str) -> Run:
 
 
 async def _accepted(scenario: str, era: str, name: str) -> Run:
-    refresh = candidate("schema", fixture=fixture(name), era=era)
+    refresh = candidate("schema", fixture=fixture(name), era=era, **BUDGET)
     async with refresh as ready:
         observed = {"names": ready.catalog.names, "page_sizes": list(ready.catalog.page_sizes),
                     "call": await call_outcome(ready.lab)}
@@ -174,7 +177,7 @@ async def _accepted(scenario: str, era: str, name: str) -> Run:
 
 
 async def _pruned(era: str) -> Run:
-    async with connect("schema", fixture=fixture("pruned"), era=era) as lab:
+    async with connect("schema", fixture=fixture("pruned"), era=era, **BUDGET) as lab:
         first = await walk(lab)
         second = await walk(lab)  # complete single page without alpha: 2.3.0 prunes alpha's schema
         sent = tools_list_requests(lab)
@@ -185,7 +188,7 @@ async def _pruned(era: str) -> Run:
 
 
 async def _page2(scenario: str, era: str, walk_first: bool) -> Run:
-    async with connect("schema", fixture=fixture("page2"), era=era) as lab:
+    async with connect("schema", fixture=fixture("page2"), era=era, **BUDGET) as lab:
         observed = {}
         if walk_first:
             observed["names"] = (await walk(lab)).names
@@ -196,7 +199,7 @@ async def _page2(scenario: str, era: str, walk_first: bool) -> Run:
 
 
 async def _cache_reabsorb(era: str) -> Run:
-    async with connect("schema", fixture=fixture("cache_reabsorb"), era=era) as lab:
+    async with connect("schema", fixture=fixture("cache_reabsorb"), era=era, **BUDGET) as lab:
         await lab.client.list_tools()   # page 1 via the Client: may be kept in its response cache
         await lab.session.list_tools()  # the session sees alpha become an integer
         await lab.client.list_tools()   # a cache hit re-absorbs the old listing into the session
@@ -310,7 +313,7 @@ class CallerBug(Exception):
 
 
 async def probe_caller_failure() -> None:
-    refresh = candidate("schema", fixture=fixture("candidate_success"), era="legacy")
+    refresh = candidate("schema", fixture=fixture("candidate_success"), era="legacy", **BUDGET)
     propagated = False
     try:
         async with refresh as ready:
@@ -365,3 +368,33 @@ MUTANTS = [
            "missing request #2: tools/list cursor='next'",
            "the server's audit leaves out cursor pages, so exact comparison must notice"),
 ]
+
+
+# -- views for the chapter -------------------------------------------------------------------
+
+def _schema_word(tool: dict) -> str:
+    schema = tool.get("outputSchema")
+    return f"{tool['name']}:{schema['properties']['value']['type']}" if schema else f"{tool['name']}:(no schema)"
+
+
+def fixture_table(name: str) -> Table:
+    """The fixture's answers in order: the cursor each request must carry and what it gets."""
+    data = json.loads(fixture(name).read_text(encoding="utf-8"))
+    rows = []
+    for number, step in enumerate(data["pages"], 1):
+        result = step["result"]
+        extra = f"ttlMs={result['ttlMs']}" if "ttlMs" in result else ""
+        rows.append([number, json.dumps(step["cursor"]), ", ".join(_schema_word(t) for t in result["tools"]),
+                     json.dumps(result.get("nextCursor")), extra])
+    rows.append(["call", "", "alpha {}", "", f"returns {json.dumps(data['call_content'])}"])
+    return Table(["answer", "cursor", "tools (output type)", "nextCursor", "note"], rows, title=f"fixtures/schema/{name}.json")
+
+
+def audit_table(audits: dict) -> Table:
+    """Every request each server recorded, in order, and whether its finalizer ran."""
+    rows = []
+    for role, audit in audits.items():
+        for number, entry in enumerate(audit["requests"], 1):
+            rows.append([role, number, _request(entry)])
+        rows.append([role, "", f"closed={audit['closed']}"])
+    return Table(["server", "#", "request"], rows)

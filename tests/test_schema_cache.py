@@ -61,10 +61,10 @@ def test_audit_differences_name_every_change():
 
 
 async def test_failed_candidate_is_closed_before_the_error_and_active_untouched(era):
-    async with connect("schema", fixture=schema_lab.fixture("active"), era=era) as active:
+    async with connect("schema", fixture=schema_lab.fixture("active"), era=era, **schema_lab.BUDGET) as active:
         await walk(active)
         frames = len(active.wire)
-        refresh = candidate("schema", fixture=schema_lab.fixture("candidate"), era=era)
+        refresh = candidate("schema", fixture=schema_lab.fixture("candidate"), era=era, **schema_lab.BUDGET)
         with pytest.raises(CatalogError) as caught:
             async with refresh:
                 pytest.fail("a rejected candidate must not yield")
@@ -79,10 +79,10 @@ async def test_failed_candidate_is_closed_before_the_error_and_active_untouched(
 
 
 async def test_caller_exception_propagates_after_cleanup(era):
-    async with connect("schema", fixture=schema_lab.fixture("active"), era=era) as active:
+    async with connect("schema", fixture=schema_lab.fixture("active"), era=era, **schema_lab.BUDGET) as active:
         await walk(active)
         frames = len(active.wire)
-        refresh = candidate("schema", fixture=schema_lab.fixture("candidate_success"), era=era)
+        refresh = candidate("schema", fixture=schema_lab.fixture("candidate_success"), era=era, **schema_lab.BUDGET)
         with pytest.raises(KeyError, match="caller bug"):
             async with refresh as ready:
                 assert ready.catalog.names == ["alpha", "beta"] and alive(ready.lab.pid)
@@ -95,7 +95,8 @@ async def test_caller_exception_propagates_after_cleanup(era):
 
 
 async def test_candidate_budget_failure_and_single_use():
-    refresh = candidate("schema", fixture=schema_lab.fixture("candidate_success"), max_pages=1)
+    refresh = candidate("schema", fixture=schema_lab.fixture("candidate_success"), max_pages=1,
+                        **schema_lab.BUDGET)
     with pytest.raises(CatalogError) as caught:
         async with refresh:
             pytest.fail("an incomplete candidate must not yield")
