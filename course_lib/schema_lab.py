@@ -28,8 +28,8 @@ SEED_SCENARIOS = ("in_place_integer", "in_place_no_schema", "isolated_failed_can
                   "isolated_retains_validation", "accepted_candidate", "accepted_candidate_validates")
 SDK2_SCENARIOS = ("pruned", "page2_before_listing", "page2_after_walk", "cache_reabsorb")
 SCENARIOS = SEED_SCENARIOS + SDK2_SCENARIOS
-# The legacy initialize, and the first 2026-07-28 request, include the server's start-up, which
-# takes several seconds on a busy machine; the labs below get a generous per-request budget.
+# A generous per-request budget: the chapter runs several servers at once (and the negative
+# controls run whole copies of the course), which is slow on a shared machine.
 BUDGET = {"request_timeout": 30.0}
 
 
