@@ -16,3 +16,6 @@ __all__ = ["Catalog", "CatalogError", "CourseError", "Lab", "LabTimeout", "Launc
 from .errors import ProtocolViolation  # noqa: E402
 
 __all__ += ["ProtocolViolation"]
+from .candidate import Candidate, candidate  # noqa: E402
+
+__all__ += ["Candidate", "candidate"]

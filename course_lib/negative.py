@@ -1,0 +1,252 @@
+"""Negative controls: run known-wrong variants (mutants) of the course code in a temporary copy.
+
+A check that cannot fail proves nothing. A mutant is one named source edit to a course file
+(an exact anchor replaced by wrong code) plus the probe that exercises it, the *named check*
+that must catch it and the message that check must give::
+
+    Mutant(name="ignore_duplicates", path="course_lib/catalog.py",
+           old="if key in seen_ids:", new="if False and key in seen_ids:",
+           probe="course_lib.schema_lab:probe_in_place",
+           check="refresh_rejected", message="bad catalog accepted")
+
+``run_mutant`` copies ``course_lib/`` and ``fixtures/`` into a fresh temporary directory,
+applies the edit there (the real tree is never touched), compiles the edited file, and runs
+the probe in a new Python process whose ``course_lib`` is the copy (servers started by the
+probe run the copy too). The mutant counts as **killed** only if the probe fails with
+``CheckFailed`` at the designated check and the message contains the designated text.
+A probe that passes means the mutant **survived**; a compile error, an import error, a
+timeout, another exception or another check is **not a kill** and is reported as such.
+
+Probes are ``"module:function"`` names of plain or async functions without arguments that
+raise ``CheckFailed`` (through ``require``) when something is wrong.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import CourseError
+from .paths import ROOT
+
+COPIED = ("course_lib", "fixtures")
+PROBE_TIMEOUT = 180.0
+
+
+class CheckFailed(CourseError):
+    """A named check found something wrong. ``check`` names it; ``str(err)`` says what."""
+
+    reason = "check_failed"
+
+    def __init__(self, check: str, message: str):
+        super().__init__(f"[{check}] {message}", check=check)
+        self.check = check
+        self.message = message
+
+
+def require(condition: object, check: str, message: str) -> None:
+    """Fail the named check unless ``condition`` holds (unlike ``assert``, it survives ``-O``)."""
+    if not condition:
+        raise CheckFailed(check, message)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One known-wrong edit, and where it must be caught."""
+
+    name: str
+    path: str      # file to edit, relative to the course root (e.g. "course_lib/candidate.py")
+    old: str       # exact text that must occur exactly once in that file
+    new: str       # the wrong code that replaces it
+    probe: str     # "module:function" that exercises the edited code
+    check: str     # the named check that must fail
+    message: str   # text the failure message must contain
+    why: str = ""  # one line: the mistake this mutant stands for
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one mutant (or to one baseline probe)."""
+
+    name: str
+    verdict: str   # "killed" | "survived" | "wrong_check" | "not_a_kill" | "passed" (baseline)
+    check: str | None = None
+    message: str = ""
+    detail: str = ""
+
+    @property
+    def killed(self) -> bool:
+        return self.verdict == "killed"
+
+
+class BadMutant(CourseError):
+    """The mutant itself is unusable: its anchor is missing or ambiguous, or it does not compile."""
+
+    reason = "bad_mutant"
+
+
+def _copy_course(target: Path) -> None:
+    for name in COPIED:
+        shutil.copytree(ROOT / name, target / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints"))
+
+
+def apply(mutant: Mutant, root: Path) -> None:
+    """Apply the edit inside ``root`` (a copy), checking the anchor and that the result compiles."""
+    path = root / mutant.path
+    source = path.read_text(encoding="utf-8")
+    count = source.count(mutant.old)
+    if count != 1:
+        raise BadMutant(f"{mutant.name}: anchor found {count} times in {mutant.path}, expected exactly once")
+    edited = source.replace(mutant.old, mutant.new, 1)
+    try:
+        compile(edited, str(path), "exec")
+    except SyntaxError as exc:
+        raise BadMutant(f"{mutant.name}: edited {mutant.path} does not compile: {exc.msg} (line {exc.lineno})") from None
+    path.write_text(edited, encoding="utf-8")
+
+
+def _probe_env(root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_CURRENT_TEST")}
+    env["PYTHONPATH"] = str(root)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+# Runs before course_lib is imported, so that a copy whose package does not even import is
+# reported as such (a "not a kill"), not as a crash without a report.
+_BOOTSTRAP = """
+import json, sys, traceback
+from pathlib import Path
+spec, report = sys.argv[1], Path(sys.argv[2])
+try:
+    from course_lib.negative import _run_probe_here
+except BaseException as exc:
+    report.write_text(json.dumps({"status": "error",
+                                  "detail": traceback.format_exception_only(type(exc), exc)[-1].strip()}))
+else:
+    _run_probe_here(spec, report)
+"""
+
+
+def run_probe(probe: str, root: Path, *, timeout: float = PROBE_TIMEOUT) -> dict:
+    """Run ``probe`` in a new process with ``root``'s course_lib; return its report."""
+    report_path = root / "probe-report.json"
+    report_path.unlink(missing_ok=True)
+    try:
+        proc = subprocess.run([sys.executable, "-c", _BOOTSTRAP, probe, str(report_path)],
+                              cwd=root, env=_probe_env(root), capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "detail": f"probe ran past {timeout:g} s"}
+    if not report_path.exists():
+        last = (proc.stdout + proc.stderr).strip().splitlines()[-1:] or [""]
+        return {"status": "crashed", "detail": f"exit code {proc.returncode}: {last[0]}"}
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    # Paths inside the temporary copy are noise for a reader: name the copy, not its location.
+    return {k: v.replace(str(root), "<copy>") if isinstance(v, str) else v for k, v in report.items()}
+
+
+def _judge(mutant: Mutant, report: dict) -> Outcome:
+    status = report.get("status")
+    if status == "passed":
+        return Outcome(mutant.name, "survived", detail="the probe passed with the mutant in place")
+    if status == "check_failed":
+        check, message = report["check"], report["message"]
+        if check == mutant.check and mutant.message in message:
+            return Outcome(mutant.name, "killed", check, message)
+        return Outcome(mutant.name, "wrong_check", check, message,
+                       f"expected [{mutant.check}] containing {mutant.message!r}")
+    return Outcome(mutant.name, "not_a_kill", None, "", f"{status}: {report.get('detail', '')}")
+
+
+def run_mutant(mutant: Mutant, *, timeout: float = PROBE_TIMEOUT) -> Outcome:
+    """Apply ``mutant`` in a fresh temporary copy, run its probe, and judge the result."""
+    with tempfile.TemporaryDirectory(prefix="course-mutant-") as tmp:
+        root = Path(tmp)
+        _copy_course(root)
+        apply(mutant, root)
+        return _judge(mutant, run_probe(mutant.probe, root, timeout=timeout))
+
+
+def run_baseline(probe: str, *, timeout: float = PROBE_TIMEOUT) -> Outcome:
+    """Run ``probe`` on an unedited copy: it must pass, or no kill means anything."""
+    with tempfile.TemporaryDirectory(prefix="course-baseline-") as tmp:
+        root = Path(tmp)
+        _copy_course(root)
+        report = run_probe(probe, root, timeout=timeout)
+    if report.get("status") == "passed":
+        return Outcome(probe, "passed")
+    return Outcome(probe, "not_a_kill", report.get("check"), report.get("message", ""),
+                   f"baseline failed: {report.get('status')}: {report.get('detail', report.get('message', ''))}")
+
+
+def run_all(mutants: list[Mutant], *, baseline: bool = True, timeout: float = PROBE_TIMEOUT) -> list[Outcome]:
+    """Every probe's baseline (once each) followed by every mutant, in order."""
+    outcomes = []
+    if baseline:
+        for probe in dict.fromkeys(m.probe for m in mutants):
+            outcomes.append(run_baseline(probe, timeout=timeout))
+    return outcomes + [run_mutant(m, timeout=timeout) for m in mutants]
+
+
+def outcome_table(mutants: list[Mutant], outcomes: list[Outcome]):
+    """Mutant, edited file, designated check, and what happened, one row each."""
+    from .display import Table
+
+    by_name = {o.name: o for o in outcomes}
+    rows = []
+    for m in mutants:
+        o = by_name[m.name]
+        caught = f"[{o.check}] {o.message}" if o.check else o.detail
+        rows.append([m.name, m.path.removeprefix("course_lib/"), m.check, o.verdict, caught])
+    return Table(["mutant", "file", "must fail at", "verdict", "failure seen"], rows)
+
+
+# -- the probe runner (executed inside the copy) -------------------------------------------
+
+def _run_probe_here(spec: str, report_path: Path) -> None:
+    import importlib
+    import inspect
+
+    def report(**data) -> None:
+        report_path.write_text(json.dumps(data), encoding="utf-8")
+
+    Failed: tuple | type = ()  # nothing counts as a check failure until course_lib imported
+    try:
+        import course_lib
+        from course_lib.negative import CheckFailed as Failed
+
+        here = Path(course_lib.__file__).resolve().parent.parent
+        if here != report_path.parent.resolve():
+            report(status="error", detail=f"probe imported course_lib from {here}, not from the copy")
+            return
+        module_name, _, function_name = spec.partition(":")
+        function = getattr(importlib.import_module(module_name), function_name)
+        if inspect.iscoroutinefunction(function):
+            import anyio
+
+            anyio.run(function)
+        else:
+            function()
+    except BaseException as exc:  # everything is reported; only a CheckFailed can count as a kill
+        try:
+            from course_lib.errors import unwrap
+
+            cause = unwrap(exc)
+        except Exception:
+            cause = exc
+        if isinstance(cause, Failed):
+            report(status="check_failed", check=cause.check, message=cause.message)
+        else:
+            line = traceback.format_exception_only(type(cause), cause)[-1].strip()
+            report(status="error", detail=line)
+    else:
+        report(status="passed")
+
+
