@@ -7,15 +7,11 @@ from . import _startup
 
 _startup.defer()  # before anything imports jsonschema
 
+from .candidate import Candidate, candidate  # noqa: E402
 from .catalog import Catalog, walk  # noqa: E402
-from .errors import CatalogError, CourseError, LabTimeout, LaunchError, ServerCrashed, unwrap  # noqa: E402
+from .errors import (CatalogError, CourseError, LabTimeout, LaunchError, ProtocolViolation,  # noqa: E402
+                     ServerCrashed, unwrap)
 from .launch import Lab, connect  # noqa: E402
 
-__all__ = ["Catalog", "CatalogError", "CourseError", "Lab", "LabTimeout", "LaunchError",
-           "ServerCrashed", "connect", "unwrap", "walk"]
-from .errors import ProtocolViolation  # noqa: E402
-
-__all__ += ["ProtocolViolation"]
-from .candidate import Candidate, candidate  # noqa: E402
-
-__all__ += ["Candidate", "candidate"]
+__all__ = ["Candidate", "Catalog", "CatalogError", "CourseError", "Lab", "LabTimeout", "LaunchError",
+           "ProtocolViolation", "ServerCrashed", "candidate", "connect", "unwrap", "walk"]
