@@ -130,7 +130,7 @@ def judge_names(expect: dict, kind: str, observed: str, value: Any) -> tuple[boo
     return False, observed  # a hang never passes, and neither does an unexpected error
 
 
-async def _observe(call: Callable[[], Awaitable[Any]], budget: float) -> tuple[str, str, Any]:
+async def observe(call: Callable[[], Awaitable[Any]], budget: float) -> tuple[str, str, Any]:
     """Run the student's call under the budget: (kind, one-line description, value)."""
     try:
         with anyio.fail_after(budget):
@@ -168,7 +168,7 @@ async def grade_walker(student: Callable, battery: str = "walk", *, only: list[s
     async def run(s: Scenario) -> Verdict:
         try:
             async with connect(s.server, mode=s.mode, era=s.era, lab_timeout=budget + 60) as lab:
-                kind, observed, value = await _observe(lambda: student(lab.session), budget)
+                kind, observed, value = await observe(lambda: student(lab.session), budget)
         except CourseError as exc:  # the lab itself failed: say so rather than blame the student
             return Verdict(s, False, f"the lab could not run: {error_line(exc)}")
         passed, observed = judge_names(s.expect, kind, observed, value)
