@@ -18,11 +18,24 @@ KEEP_NOTEBOOK_METADATA = ("kernelspec", "language_info")
 CELL_TIMEOUT = 300
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
 def normalise(nb) -> None:
-    """Keep only the metadata the course relies on."""
+    """Keep only the metadata the course relies on; derive the slide metadata.
+
+    A stored widget view names a random model id that no saved notebook can resolve, so only
+    its text form is kept (the widget appears when the cell runs).
+    """
+    from .slides import annotate
+
     nb.metadata = {k: v for k, v in nb.metadata.items() if k in KEEP_NOTEBOOK_METADATA}
     for cell in nb.cells:
         cell.metadata = {k: v for k, v in cell.metadata.items() if k in KEEP_CELL_METADATA}
+        for output in cell.get("outputs", []):
+            if WIDGET_VIEW in output.get("data", {}):
+                del output["data"][WIDGET_VIEW]
+    annotate(nb)
 
 
 def execute(path: Path) -> None:
