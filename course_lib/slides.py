@@ -1,8 +1,8 @@
 """Instructor slides, derived from the structure of a chapter.
 
 A chapter needs nothing extra to become a slide deck: its title cell and every markdown cell
-that starts with a ``##`` heading open a new slide, a ``###`` heading opens a sub-slide, and
-every other cell continues the current one. ``make regen`` writes this metadata into each
+holding a ``##`` heading open a new slide, a cell holding a ``###`` heading opens a sub-slide,
+and every other cell continues the current one. ``make regen`` writes this metadata into each
 chapter (so JupyterLab's RISE extension can present it live), and ``make slides`` exports
 reveal.js HTML with nbconvert into the git-ignored ``slides/`` folder::
 
@@ -20,18 +20,34 @@ SLIDE, SUBSLIDE, CONTINUE = "slide", "subslide", "-"
 _HEADING = re.compile(r"^(#{1,6})\s")
 
 
+def heading_levels(source: str) -> list[int]:
+    """Levels of the markdown headings in a cell (lines inside code fences are not headings)."""
+    levels, fenced = [], False
+    for line in source.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        match = _HEADING.match(line)
+        if match and not fenced:
+            levels.append(len(match.group(1)))
+    return levels
+
+
 def slide_type(cell, first: bool) -> str:
-    """The reveal.js slide type a cell gets from its position and its first line."""
+    """The reveal.js slide type a cell gets from its position and its headings.
+
+    A markdown cell holding a ``#``/``##`` heading (anywhere in it) opens a slide, one holding
+    a ``###`` heading opens a sub-slide; every other cell continues the current slide.
+    """
     if first:
         return SLIDE
     if cell.cell_type != "markdown":
         return CONTINUE
     source = cell.source if isinstance(cell.source, str) else "".join(cell.source)
-    match = _HEADING.match(source.lstrip("\n"))
-    if not match:
+    levels = heading_levels(source)
+    if not levels:
         return CONTINUE
-    level = len(match.group(1))
-    return SLIDE if level <= 2 else SUBSLIDE if level == 3 else CONTINUE
+    return SLIDE if min(levels) <= 2 else SUBSLIDE if min(levels) == 3 else CONTINUE
 
 
 def annotate(nb) -> int:
