@@ -93,7 +93,8 @@ class JupyterLab:
             path.write_text(json.dumps(value))
         env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
         env.update(PYTHONPATH=str(ROOT), JUPYTER_CONFIG_DIR=str(workdir / "config"),
-                   JUPYTER_RUNTIME_DIR=str(workdir / "runtime"), COURSE_LAB_RUN=run_tag)
+                   JUPYTER_DATA_DIR=str(workdir / "data"), JUPYTER_RUNTIME_DIR=str(workdir / "runtime"),
+                   COURSE_LAB_RUN=run_tag)
         argv = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
                 f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={root_dir}",
                 f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={workdir / 'workspaces'}"]
@@ -158,7 +159,7 @@ class JupyterLab:
 
 # --------------------------------------------------------------------------- in the browser
 
-_CELL_STATE = """() => Array.from(document.querySelectorAll('.jp-Notebook .jp-Cell')).map(cell => ({
+_CELL_STATE = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')).map(cell => ({
     code: cell.classList.contains('jp-CodeCell'),
     prompt: (cell.querySelector('.jp-InputArea-prompt') || {}).textContent || '',
     errors: Array.from(cell.querySelectorAll('.jp-OutputArea-output[data-mime-type="%s"]'))
@@ -174,7 +175,9 @@ async def _command(page, label: str, menu: str) -> None:
 
 
 async def _open(page, lab: JupyterLab, relpath: str) -> None:
-    await page.goto(f"{lab.url}/lab/tree/{relpath}?token={lab.token}")
+    # A workspace of its own per page: no tab of another page is restored next to this one.
+    workspace = "w" + secrets.token_hex(4)
+    await page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{relpath}?reset&token={lab.token}")
     await page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
     await page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
 
@@ -194,11 +197,17 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
         await _command(page, "Clear Outputs of All Cells", "Edit")
         await _command(page, "Run All Cells", "Run")
         deadline = started + timeout
-        quiet = 0
+        quiet, begun = 0, False
         while True:
             await asyncio.sleep(1.0)
             cells = await page.evaluate(_CELL_STATE)
             busy = any("*" in c["prompt"] for c in cells if c["code"])
+            begun = begun or busy or any(any(ch.isdigit() for ch in c["prompt"]) for c in cells if c["code"])
+            if not begun:  # Run All was clicked; the first cell has not been queued yet
+                if time.monotonic() > deadline:
+                    result.problem = "Run All never started"
+                    break
+                continue
             idle = await page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count()
             quiet = quiet + 1 if (idle and not busy) else 0
             if quiet >= 2:
@@ -234,8 +243,14 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
     return result
 
 
-def missing_model_notebook(path: Path) -> None:
-    """A notebook whose stored output is a widget view of a model that exists nowhere."""
+def missing_model_notebook(path: Path, data_dir: Path) -> None:
+    """A notebook whose stored output is a widget view of a model that exists nowhere.
+
+    It is signed as trusted, as JupyterLab signs a notebook a student ran and saved: only a
+    trusted notebook renders widget views (an untrusted one shows their text instead).
+    """
+    from nbformat.sign import NotebookNotary
+
     import nbformat
 
     nb = nbformat.v4.new_notebook()
@@ -245,6 +260,8 @@ def missing_model_notebook(path: Path) -> None:
         WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": "0" * 32}})]
     nb.cells = [cell]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    data_dir.mkdir(parents=True, exist_ok=True)
+    NotebookNotary(data_dir=str(data_dir)).sign(nb)
     nbformat.write(nb, path)
 
 
@@ -253,10 +270,11 @@ async def check_missing_model(browser, lab: JupyterLab, relpath: str) -> str:
     page = await browser.new_page(viewport={"width": 1200, "height": 700})
     try:
         await _open(page, lab, relpath)
-        output = page.locator(".jp-OutputArea-output").first
+        output = page.locator(".jp-NotebookPanel .jp-OutputArea-output").first
         await page.wait_for_function(
-            "() => { const o = document.querySelector('.jp-OutputArea-output');"
-            " return o && o.textContent.trim().length > 0; }", timeout=30_000)
+            "() => { const o = document.querySelector('.jp-NotebookPanel .jp-OutputArea-output');"
+            " return o && o.textContent.trim().length > 0 && !o.textContent.includes('Loading widget'); }",
+            timeout=90_000)
         return (await output.text_content() or "").strip()
     finally:
         await page.close()
@@ -300,7 +318,7 @@ def run(notebooks: list[Path], *, timeout: float = 300.0, parallel: int = 2, sho
         jobs.append((f"notebooks/{path.name}", path))
     probe_rel = None
     if probe:
-        missing_model_notebook(root_dir / "stale_widget.ipynb")
+        missing_model_notebook(root_dir / "stale_widget.ipynb", workdir / "data")
         probe_rel = "stale_widget.ipynb"
     started = time.monotonic()
     lab = JupyterLab(root_dir, workdir, run_tag)
