@@ -7,6 +7,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 CHROMIUM ?= /usr/bin/chromium
 BROWSER_TIMEOUT ?= 300
+BROWSER_BUDGET ?= 600
 export PYTHONPATH := $(CURDIR)
 export PYTHONDONTWRITEBYTECODE := 1
 
@@ -25,12 +26,12 @@ lab: $(STAMP)
 ##       then the real-browser check when Chromium is installed
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
-	@if [ -x "$(CHROMIUM)" ]; then $(MAKE) --no-print-directory browser-check; \
+	@if [ -x "$(CHROMIUM)" ]; then $(MAKE) --no-print-directory browser-check BROWSER_ARGS=--no-probe; \
 	 else echo "browser check skipped: no Chromium at $(CHROMIUM) (apt-get install -y chromium)"; fi
 
 ## browser-check: run every chapter in JupyterLab in headless Chromium; screenshots in screenshots/
 browser-check: $(STAMP)
-	CHROMIUM=$(CHROMIUM) $(BIN)/python -m course_lib.browser_check --timeout $(BROWSER_TIMEOUT) $(NOTEBOOKS)
+	CHROMIUM=$(CHROMIUM) $(BIN)/python -m course_lib.browser_check --timeout $(BROWSER_TIMEOUT) --budget $(BROWSER_BUDGET) $(BROWSER_ARGS) $(NOTEBOOKS)
 
 ## slides: export every chapter as reveal.js slides into slides/
 slides: $(STAMP)

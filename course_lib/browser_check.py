@@ -1,6 +1,9 @@
 """The real-browser check: every chapter in JupyterLab itself, in headless Chromium.
 
-``python -m course_lib.browser_check [NOTEBOOK ...] [--timeout 300] [--jobs 2]``
+``python -m course_lib.browser_check [NOTEBOOK ...] [--timeout 300] [--budget 900] [--jobs 2] [--no-probe]``
+
+``--timeout`` bounds one chapter, ``--budget`` the whole check (a chapter that cannot start
+before the budget is spent fails as "not run").
 
 1. copies the chapters into a temporary folder (JupyterLab autosaves what it runs; the
    committed notebooks are never touched) and starts JupyterLab on 127.0.0.1 with token auth
@@ -281,17 +284,21 @@ async def check_missing_model(browser, lab: JupyterLab, relpath: str) -> str:
 
 
 async def _drive(lab: JupyterLab, jobs: list[tuple[str, Path]], probe: str | None, shots: Path,
-                 timeout: float, parallel: int) -> tuple[list[Result], str | None]:
+                 timeout: float, parallel: int, budget: float) -> tuple[list[Result], str | None]:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             limiter = asyncio.Semaphore(parallel)
+            deadline = time.monotonic() + budget
 
             async def one(rel, path):
                 async with limiter:
-                    res = await check_notebook(browser, lab, rel, path, shots, timeout)
+                    left = deadline - time.monotonic()
+                    if left < 30:
+                        return Result(path.stem, problem=f"not run: the {budget:g} s budget of the whole check is spent")
+                    res = await check_notebook(browser, lab, rel, path, shots, min(timeout, left))
                     print(f"{'ok    ' if res.ok else 'FAILED'} {res.notebook}  {res.seconds:.0f} s", flush=True)
                     return res
 
@@ -303,7 +310,7 @@ async def _drive(lab: JupyterLab, jobs: list[tuple[str, Path]], probe: str | Non
 
 
 def run(notebooks: list[Path], *, timeout: float = 300.0, parallel: int = 2, shots: Path | None = None,
-        probe: bool = True) -> dict:
+        probe: bool = True, budget: float = 900.0) -> dict:
     """Run the check; return a report (also printed by ``main``)."""
     from .pytest_plugin import surviving_servers
 
@@ -325,7 +332,7 @@ def run(notebooks: list[Path], *, timeout: float = 300.0, parallel: int = 2, sho
     left: list[str] = []
     try:
         lab.wait_ready()
-        results, probe_text = asyncio.run(_drive(lab, jobs, probe_rel, shots, timeout, parallel))
+        results, probe_text = asyncio.run(_drive(lab, jobs, probe_rel, shots, timeout, parallel, budget))
     finally:
         left = lab.stop()
         deadline = time.monotonic() + 5
@@ -359,11 +366,15 @@ def passed(report: dict) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    timeout, parallel, paths = 300.0, 2, []
+    timeout, parallel, budget, probe, paths = 300.0, 2, 900.0, True, []
     args = iter(argv)
     for arg in args:
         if arg == "--timeout":
             timeout = float(next(args))
+        elif arg == "--budget":
+            budget = float(next(args))
+        elif arg == "--no-probe":
+            probe = False
         elif arg == "--jobs":
             parallel = int(next(args))
         else:
@@ -372,7 +383,7 @@ def main(argv: list[str]) -> int:
         print(f"no Chromium at {CHROMIUM}: install it with 'apt-get install -y chromium'", file=sys.stderr)
         return 2
     paths = paths or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    report = run(paths, timeout=timeout, parallel=parallel)
+    report = run(paths, timeout=timeout, parallel=parallel, budget=budget, probe=probe)
     print("\n".join(report_lines(report)))
     return 0 if passed(report) else 1
 
