@@ -47,6 +47,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--
 ERROR_MIME = "application/vnd.jupyter.stderr"
 MISSING_MODEL = "Error displaying widget: model not found"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+PAGE_TIMEOUT_MS = 120_000
 SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
@@ -180,8 +181,10 @@ async def _command(page, label: str, menu: str) -> None:
 async def _open(page, lab: JupyterLab, relpath: str) -> None:
     # A workspace of its own per page: no tab of another page is restored next to this one.
     workspace = "w" + secrets.token_hex(4)
-    await page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{relpath}?reset&token={lab.token}")
-    await page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    page.set_default_timeout(PAGE_TIMEOUT_MS)  # a busy machine loads JupyterLab slowly
+    await page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{relpath}?reset&token={lab.token}",
+                    wait_until="domcontentloaded")
+    await page.wait_for_selector(".jp-Notebook .jp-Cell")
     await page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
 
 

@@ -162,3 +162,25 @@ async def test_wire_viewer_directions_and_frame_detail():
     assert "&lt;cursor&gt;" in viewer.detail.value and request.params["cursor"] not in viewer.detail.value
     viewer.show(Wire())
     assert viewer.rows().rows == [] and "no frames" in viewer.table.value
+
+
+def test_only_widget_cells_have_ignored_outputs():
+    """In the chapters, the outputs nbval ignores are exactly those of cells showing a widget."""
+    import re
+
+    import nbformat
+
+    from course_lib.paths import NOTEBOOKS
+
+    shows_widget = re.compile(r"^(WireViewer|PageStepper|ScenarioPicker)\(.*\)$|^stepper$", re.M)
+    widget_cells = 0
+    for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "code":
+                continue
+            ignored = "nbval-ignore-output" in cell.metadata.get("tags", [])
+            last_line = cell.source.strip().splitlines()[-1] if cell.source.strip() else ""
+            widget = bool(shows_widget.match(last_line))
+            assert ignored == widget, f"{path.name}: {cell.source[:60]!r}"
+            widget_cells += widget
+    assert widget_cells >= 3
