@@ -185,7 +185,8 @@ async def _open(page, lab: JupyterLab, relpath: str) -> None:
     await page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{relpath}?reset&token={lab.token}",
                     wait_until="domcontentloaded")
     await page.wait_for_selector(".jp-Notebook .jp-Cell")
-    await page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+    await page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
+                                 timeout=2 * PAGE_TIMEOUT_MS)  # the kernel has started
 
 
 async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, shots: Path,
@@ -193,7 +194,10 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
     import nbformat
 
     nb = nbformat.read(nb_path, as_version=4)
-    result = Result(nb_path.stem, code_cells=sum(c.cell_type == "code" for c in nb.cells),
+    # A cell with a hidden input (a solution) shows no prompt: its run cannot be read off the page.
+    hidden = {i for i, c in enumerate(nb.cells) if c.metadata.get("jupyter", {}).get("source_hidden")}
+    result = Result(nb_path.stem, code_cells=sum(c.cell_type == "code" for i, c in enumerate(nb.cells)
+                                                 if i not in hidden),
                     expects_widget="course_lib.widgets" in "".join(c.source for c in nb.cells))
     allowed = {i for i, c in enumerate(nb.cells) if "raises-exception" in c.metadata.get("tags", [])}
     page = await browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -227,7 +231,7 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
         for i, cell in enumerate(cells):
             if not cell["code"]:
                 continue
-            if any(ch.isdigit() for ch in cell["prompt"]):
+            if i not in hidden and any(ch.isdigit() for ch in cell["prompt"]):
                 result.executed += 1
             if i not in allowed:
                 result.errors += [f"cell {i}: {e}" for e in cell["errors"]]

@@ -28,7 +28,7 @@ def build_sdk():
         return lambda: text
 
     for uri, text in DOCUMENTS.items():
-        server.resource(uri, mime_type="text/plain")(document(text))
+        server.resource(uri, name=uri.rsplit("/", 1)[1], mime_type="text/plain")(document(text))
     return server._lowlevel_server
 
 
