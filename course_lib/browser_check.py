@@ -48,6 +48,7 @@ ERROR_MIME = "application/vnd.jupyter.stderr"
 MISSING_MODEL = "Error displaying widget: model not found"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 PAGE_TIMEOUT_MS = 120_000
+RETRY_RUN_ALL = 30.0
 SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
@@ -206,6 +207,7 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
         await _open(page, lab, relpath)
         await _command(page, "Clear Outputs of All Cells", "Edit")
         await _command(page, "Run All Cells", "Run")
+        clicked = time.monotonic()
         deadline = started + timeout
         quiet, begun = 0, False
         while True:
@@ -217,6 +219,10 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
                 if time.monotonic() > deadline:
                     result.problem = "Run All never started"
                     break
+                if time.monotonic() - clicked > RETRY_RUN_ALL:  # the click can land before the menu is ready
+                    await page.keyboard.press("Escape")
+                    await _command(page, "Run All Cells", "Run")
+                    clicked = time.monotonic()
                 continue
             idle = await page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count()
             quiet = quiet + 1 if (idle and not busy) else 0
@@ -225,6 +231,12 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
             if time.monotonic() > deadline:
                 result.problem = f"still running after {timeout:g} s"
                 break
+        if result.expects_widget and not result.problem:  # views render just after their cell ends
+            try:
+                await page.wait_for_selector(".jupyter-widgets.widget-container", timeout=30_000)
+            except Exception:
+                pass
+            cells = await page.evaluate(_CELL_STATE)
         result.seconds = time.monotonic() - started
         if len(cells) != len(nb.cells):
             result.problem = result.problem or f"page shows {len(cells)} cells, notebook has {len(nb.cells)}"
