@@ -5,10 +5,13 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+CHROMIUM ?= /usr/bin/chromium
+BROWSER_TIMEOUT ?= 300
+BROWSER_BUDGET ?= 600
 export PYTHONPATH := $(CURDIR)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: lab test regen bench student slides lock clean
+.PHONY: lab test regen bench student slides browser-check lock clean
 
 $(STAMP): pyproject.toml .ci/constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,9 +22,20 @@ $(STAMP): pyproject.toml .ci/constraints.txt
 lab: $(STAMP)
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) $(LAB_ARGS)
 
-## test: set up and run the whole suite (course_lib tests + strict nbval on every chapter)
+## test: set up and run the whole suite (course_lib tests + strict nbval on every chapter),
+##       then the real-browser check when Chromium is installed
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+	@if [ -x "$(CHROMIUM)" ]; then $(MAKE) --no-print-directory browser-check BROWSER_ARGS=--no-probe; \
+	 else echo "browser check skipped: no Chromium at $(CHROMIUM) (apt-get install -y chromium)"; fi
+
+## browser-check: run every chapter in JupyterLab in headless Chromium; screenshots in screenshots/
+browser-check: $(STAMP)
+	CHROMIUM=$(CHROMIUM) $(BIN)/python -m course_lib.browser_check --timeout $(BROWSER_TIMEOUT) --budget $(BROWSER_BUDGET) $(BROWSER_ARGS) $(NOTEBOOKS)
+
+## slides: export every chapter as reveal.js slides into slides/
+slides: $(STAMP)
+	$(BIN)/python -m course_lib.slides $(NOTEBOOKS) --out slides
 
 ## regen: re-execute every chapter in place (deterministic: a second run changes nothing)
 regen: $(STAMP)

@@ -18,17 +18,27 @@ KEEP_NOTEBOOK_METADATA = ("kernelspec", "language_info")
 CELL_TIMEOUT = 300
 
 
-def normalise(nb) -> None:
-    """Keep only the metadata the course relies on; one stream output per name and run.
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
-    The kernel may split one cell's printing into chunks differently from run to run; nbval
-    compares the joined text anyway, so joining adjacent chunks here keeps files byte-stable.
+
+def normalise(nb) -> None:
+    """Keep only the metadata the course relies on; derive the slide metadata; one stream
+    output per name and run.
+
+    A stored widget view names a random model id that no saved notebook can resolve, so only
+    its text form is kept (the widget appears when the cell runs). The kernel may split one
+    cell's printing into chunks differently from run to run; nbval compares the joined text
+    anyway, so joining adjacent chunks here keeps files byte-stable.
     """
+    from .slides import annotate
+
     nb.metadata = {k: v for k, v in nb.metadata.items() if k in KEEP_NOTEBOOK_METADATA}
     for cell in nb.cells:
         cell.metadata = {k: v for k, v in cell.metadata.items() if k in KEEP_CELL_METADATA}
         outputs = []
         for output in cell.get("outputs", []):
+            if WIDGET_VIEW in output.get("data", {}):
+                del output["data"][WIDGET_VIEW]
             previous = outputs[-1] if outputs else None
             if (output.get("output_type") == "stream" and previous is not None
                     and previous.get("output_type") == "stream" and previous.get("name") == output.get("name")):
@@ -37,6 +47,7 @@ def normalise(nb) -> None:
                 outputs.append(output)
         if "outputs" in cell:
             cell.outputs = outputs
+    annotate(nb)
 
 
 def execute(path: Path) -> None:

@@ -1,0 +1,411 @@
+"""The real-browser check: every chapter in JupyterLab itself, in headless Chromium.
+
+``python -m course_lib.browser_check [NOTEBOOK ...] [--timeout 300] [--budget 900] [--jobs 2] [--no-probe]``
+
+``--timeout`` bounds one chapter, ``--budget`` the whole check (a chapter that cannot start
+before the budget is spent fails as "not run").
+
+1. copies the chapters into a temporary folder (JupyterLab autosaves what it runs; the
+   committed notebooks are never touched) and starts JupyterLab on 127.0.0.1 with token auth
+   and throwaway settings (no news toasts, every cell kept in the page);
+2. opens each chapter in the system's Chromium through Playwright, clears the stored outputs,
+   runs all cells and waits (bounded by ``--timeout`` per chapter) until the kernel is idle;
+3. counts error outputs (tracebacks and stderr) outside cells tagged ``raises-exception``,
+   cells that did not run, and rendered widgets; saves one screenshot per chapter in the
+   git-ignored ``screenshots/`` folder;
+4. opens a probe notebook whose stored widget view names a model no kernel has, and checks
+   that JupyterLab shows "Error displaying widget: model not found" (the troubleshooting
+   page's entry, reproduced);
+5. shuts every kernel down through the REST API, stops JupyterLab, and fails if a kernel or a
+   lab server process is left.
+
+Playwright drives ``/usr/bin/chromium`` (``CHROMIUM`` overrides it); it never downloads a browser.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .paths import ROOT
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-default-apps", "--metrics-recording-only"]
+ERROR_MIME = "application/vnd.jupyter.stderr"
+MISSING_MODEL = "Error displaying widget: model not found"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+PAGE_TIMEOUT_MS = 120_000
+RETRY_RUN_ALL = 30.0
+SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
+                                                                          "checkForUpdates": False},
+}
+
+
+def chromium_available() -> bool:
+    return os.access(CHROMIUM, os.X_OK)
+
+
+@dataclass
+class Result:
+    notebook: str
+    seconds: float = 0.0
+    code_cells: int = 0
+    executed: int = 0
+    errors: list[str] = field(default_factory=list)
+    widgets: int = 0
+    expects_widget: bool = False
+    screenshot: str = ""
+    problem: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return (not self.problem and not self.errors and self.executed == self.code_cells
+                and (self.widgets > 0 or not self.expects_widget))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class JupyterLab:
+    """A JupyterLab server on 127.0.0.1 with a random token, in its own process group."""
+
+    def __init__(self, root_dir: Path, workdir: Path, run_tag: str):
+        self.root_dir, self.workdir = root_dir, workdir
+        self.port, self.token = _free_port(), secrets.token_hex(16)
+        self.url = f"http://127.0.0.1:{self.port}"
+        settings = workdir / "user-settings"
+        for name, value in SETTINGS.items():
+            path = settings / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(value))
+        env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+        env.update(PYTHONPATH=str(ROOT), JUPYTER_CONFIG_DIR=str(workdir / "config"),
+                   JUPYTER_DATA_DIR=str(workdir / "data"), JUPYTER_RUNTIME_DIR=str(workdir / "runtime"),
+                   COURSE_LAB_RUN=run_tag)
+        argv = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
+                f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={root_dir}",
+                f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={workdir / 'workspaces'}"]
+        if os.geteuid() == 0:
+            argv.append("--allow-root")
+        self.log = open(workdir / "jupyterlab.log", "wb")
+        self.proc = subprocess.Popen(argv, env=env, cwd=root_dir, stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def api(self, method: str, path: str, body: dict | None = None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(f"{self.url}{path}", data=data, method=method,
+                                     headers={"Authorization": f"token {self.token}",
+                                              "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def wait_ready(self, timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited with {self.proc.returncode}; see {self.log.name}")
+            try:
+                self.api("GET", "/api/status")
+                return
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError(f"JupyterLab did not answer within {timeout:g} s")
+
+    def shutdown_kernels(self) -> None:
+        for session in self.api("GET", "/api/sessions"):
+            self.api("DELETE", f"/api/sessions/{session['id']}")
+        for kernel in self.api("GET", "/api/kernels"):
+            self.api("DELETE", f"/api/kernels/{kernel['id']}")
+
+    def stop(self) -> list[str]:
+        """Stop every kernel and the server; return what was left behind (should be nothing)."""
+        left = []
+        try:
+            self.shutdown_kernels()
+            kernels = self.api("GET", "/api/kernels")
+            left += [f"kernel {k['id']} still listed" for k in kernels]
+            self.api("POST", "/api/shutdown")
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            left.append("JupyterLab did not exit after /api/shutdown")
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        try:
+            os.killpg(self.proc.pid, 0)
+            left.append("processes left in JupyterLab's process group")
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.log.close()
+        return left
+
+
+# --------------------------------------------------------------------------- in the browser
+
+_CELL_STATE = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')).map(cell => ({
+    code: cell.classList.contains('jp-CodeCell'),
+    prompt: (cell.querySelector('.jp-InputArea-prompt') || {}).textContent || '',
+    errors: Array.from(cell.querySelectorAll('.jp-OutputArea-output[data-mime-type="%s"]'))
+                 .map(e => e.textContent.trim().split('\\n').slice(-1)[0].slice(0, 160)),
+    widgets: cell.querySelectorAll('.jupyter-widgets.widget-container, .jupyter-widgets.widget-box').length,
+    missing: cell.textContent.includes('%s'),
+}))""" % (ERROR_MIME, MISSING_MODEL)
+
+
+async def _command(page, label: str, menu: str) -> None:
+    await page.click(f".lm-MenuBar-itemLabel:text-is('{menu}')")
+    await page.click(f".lm-Menu-itemLabel:text-is('{label}')")
+
+
+async def _open(page, lab: JupyterLab, relpath: str) -> None:
+    # A workspace of its own per page: no tab of another page is restored next to this one.
+    workspace = "w" + secrets.token_hex(4)
+    page.set_default_timeout(PAGE_TIMEOUT_MS)  # a busy machine loads JupyterLab slowly
+    await page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{relpath}?reset&token={lab.token}",
+                    wait_until="domcontentloaded")
+    await page.wait_for_selector(".jp-Notebook .jp-Cell")
+    await page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
+                                 timeout=2 * PAGE_TIMEOUT_MS)  # the kernel has started
+
+
+async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, shots: Path,
+                         timeout: float) -> Result:
+    import nbformat
+
+    nb = nbformat.read(nb_path, as_version=4)
+    # A cell with a hidden input (a solution) shows no prompt: its run cannot be read off the page.
+    hidden = {i for i, c in enumerate(nb.cells) if c.metadata.get("jupyter", {}).get("source_hidden")}
+    result = Result(nb_path.stem, code_cells=sum(c.cell_type == "code" for i, c in enumerate(nb.cells)
+                                                 if i not in hidden),
+                    expects_widget="course_lib.widgets" in "".join(c.source for c in nb.cells))
+    allowed = {i for i, c in enumerate(nb.cells) if "raises-exception" in c.metadata.get("tags", [])}
+    page = await browser.new_page(viewport={"width": 1400, "height": 1000})
+    started = time.monotonic()
+    try:
+        await _open(page, lab, relpath)
+        await _command(page, "Clear Outputs of All Cells", "Edit")
+        await _command(page, "Run All Cells", "Run")
+        clicked = time.monotonic()
+        deadline = started + timeout
+        quiet, begun = 0, False
+        while True:
+            await asyncio.sleep(1.0)
+            cells = await page.evaluate(_CELL_STATE)
+            busy = any("*" in c["prompt"] for c in cells if c["code"])
+            begun = begun or busy or any(any(ch.isdigit() for ch in c["prompt"]) for c in cells if c["code"])
+            if not begun:  # Run All was clicked; the first cell has not been queued yet
+                if time.monotonic() > deadline:
+                    result.problem = "Run All never started"
+                    break
+                if time.monotonic() - clicked > RETRY_RUN_ALL:  # the click can land before the menu is ready
+                    await page.keyboard.press("Escape")
+                    await _command(page, "Run All Cells", "Run")
+                    clicked = time.monotonic()
+                continue
+            idle = await page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count()
+            quiet = quiet + 1 if (idle and not busy) else 0
+            if quiet >= 2:
+                break
+            if time.monotonic() > deadline:
+                result.problem = f"still running after {timeout:g} s"
+                break
+        if result.expects_widget and not result.problem:  # views render just after their cell ends
+            try:
+                await page.wait_for_selector(".jupyter-widgets.widget-container", timeout=30_000)
+            except Exception:
+                pass
+            cells = await page.evaluate(_CELL_STATE)
+        result.seconds = time.monotonic() - started
+        if len(cells) != len(nb.cells):
+            result.problem = result.problem or f"page shows {len(cells)} cells, notebook has {len(nb.cells)}"
+        for i, cell in enumerate(cells):
+            if not cell["code"]:
+                continue
+            if i not in hidden and any(ch.isdigit() for ch in cell["prompt"]):
+                result.executed += 1
+            if i not in allowed:
+                result.errors += [f"cell {i}: {e}" for e in cell["errors"]]
+                if cell["missing"]:
+                    result.errors.append(f"cell {i}: {MISSING_MODEL}")
+            result.widgets += cell["widgets"]
+        widget = page.locator(".jupyter-widgets.widget-container").first
+        if await widget.count():
+            await widget.scroll_into_view_if_needed()
+        shots.mkdir(parents=True, exist_ok=True)
+        target = shots / f"{nb_path.stem}.png"
+        await page.screenshot(path=str(target))
+        result.screenshot = str(target.relative_to(ROOT) if target.is_relative_to(ROOT) else target)
+    except Exception as exc:  # a browser-level failure is a failed chapter, reported, not a crash
+        result.problem = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        result.seconds = time.monotonic() - started
+    finally:
+        await page.close()
+    return result
+
+
+def missing_model_notebook(path: Path, data_dir: Path) -> None:
+    """A notebook whose stored output is a widget view of a model that exists nowhere.
+
+    It is signed as trusted, as JupyterLab signs a notebook a student ran and saved: only a
+    trusted notebook renders widget views (an untrusted one shows their text instead).
+    """
+    from nbformat.sign import NotebookNotary
+
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("import ipywidgets\nipywidgets.IntSlider()", execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        "text/plain": "IntSlider(value=0)",
+        WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": "0" * 32}})]
+    nb.cells = [cell]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    data_dir.mkdir(parents=True, exist_ok=True)
+    NotebookNotary(data_dir=str(data_dir)).sign(nb)
+    nbformat.write(nb, path)
+
+
+async def check_missing_model(browser, lab: JupyterLab, relpath: str) -> str:
+    """Open (without running) the probe notebook; return the text JupyterLab shows for its output."""
+    page = await browser.new_page(viewport={"width": 1200, "height": 700})
+    try:
+        await _open(page, lab, relpath)
+        output = page.locator(".jp-NotebookPanel .jp-OutputArea-output").first
+        await page.wait_for_function(
+            "() => { const o = document.querySelector('.jp-NotebookPanel .jp-OutputArea-output');"
+            " return o && o.textContent.trim().length > 0 && !o.textContent.includes('Loading widget'); }",
+            timeout=90_000)
+        return (await output.text_content() or "").strip()
+    finally:
+        await page.close()
+
+
+async def _drive(lab: JupyterLab, jobs: list[tuple[str, Path]], probe: str | None, shots: Path,
+                 timeout: float, parallel: int, budget: float) -> tuple[list[Result], str | None]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            limiter = asyncio.Semaphore(parallel)
+            deadline = time.monotonic() + budget
+
+            async def one(rel, path):
+                async with limiter:
+                    left = deadline - time.monotonic()
+                    if left < 30:
+                        return Result(path.stem, problem=f"not run: the {budget:g} s budget of the whole check is spent")
+                    res = await check_notebook(browser, lab, rel, path, shots, min(timeout, left))
+                    print(f"{'ok    ' if res.ok else 'FAILED'} {res.notebook}  {res.seconds:.0f} s", flush=True)
+                    return res
+
+            results = await asyncio.gather(*(one(rel, path) for rel, path in jobs))
+            probe_text = await check_missing_model(browser, lab, probe) if probe else None
+        finally:
+            await browser.close()
+    return list(results), probe_text
+
+
+def run(notebooks: list[Path], *, timeout: float = 300.0, parallel: int = 2, shots: Path | None = None,
+        probe: bool = True, budget: float = 900.0) -> dict:
+    """Run the check; return a report (also printed by ``main``)."""
+    from .pytest_plugin import surviving_servers
+
+    shots = shots or ROOT / "screenshots"
+    run_tag = secrets.token_hex(8)
+    workdir = Path(tempfile.mkdtemp(prefix="course-browser-"))
+    root_dir = workdir / "course"
+    (root_dir / "notebooks").mkdir(parents=True)
+    jobs = []
+    for path in notebooks:
+        shutil.copy(path, root_dir / "notebooks" / path.name)
+        jobs.append((f"notebooks/{path.name}", path))
+    probe_rel = None
+    if probe:
+        missing_model_notebook(root_dir / "stale_widget.ipynb", workdir / "data")
+        probe_rel = "stale_widget.ipynb"
+    started = time.monotonic()
+    lab = JupyterLab(root_dir, workdir, run_tag)
+    left: list[str] = []
+    try:
+        lab.wait_ready()
+        results, probe_text = asyncio.run(_drive(lab, jobs, probe_rel, shots, timeout, parallel, budget))
+    finally:
+        left = lab.stop()
+        deadline = time.monotonic() + 5
+        while surviving_servers(run_tag) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left += [f"lab server pid {pid} still running: {cmd}" for pid, cmd in surviving_servers(run_tag)]
+        shutil.rmtree(workdir, ignore_errors=True)
+    return {"results": results, "probe": probe_text, "left": left, "seconds": time.monotonic() - started}
+
+
+def report_lines(report: dict) -> list[str]:
+    from .display import Table
+
+    rows = [[r.notebook, f"{r.seconds:.0f} s", f"{r.executed}/{r.code_cells}", len(r.errors), r.widgets,
+             r.screenshot or "-", "ok" if r.ok else (r.problem or "FAILED")] for r in report["results"]]
+    lines = [Table(["chapter", "time", "cells run", "errors", "widgets", "screenshot", "verdict"], rows).text()]
+    for r in report["results"]:
+        lines += [f"  {r.notebook}: {e}" for e in r.errors]
+    if report["probe"] is not None:
+        lines.append(f"stale widget probe shows: {report['probe']!r}")
+    lines += [f"LEFT BEHIND: {item}" for item in report["left"]]
+    lines.append(f"total {report['seconds']:.0f} s, {sum(len(r.errors) for r in report['results'])} error outputs")
+    return lines
+
+
+def passed(report: dict) -> bool:
+    results = report["results"]
+    return (all(r.ok for r in results) and not report["left"]
+            and (not results or any(r.widgets for r in results))
+            and (report["probe"] is None or MISSING_MODEL in report["probe"]))
+
+
+def main(argv: list[str]) -> int:
+    timeout, parallel, budget, probe, paths = 300.0, 2, 900.0, True, []
+    args = iter(argv)
+    for arg in args:
+        if arg == "--timeout":
+            timeout = float(next(args))
+        elif arg == "--budget":
+            budget = float(next(args))
+        elif arg == "--no-probe":
+            probe = False
+        elif arg == "--jobs":
+            parallel = int(next(args))
+        else:
+            paths.append(Path(arg))
+    if not chromium_available():
+        print(f"no Chromium at {CHROMIUM}: install it with 'apt-get install -y chromium'", file=sys.stderr)
+        return 2
+    paths = paths or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    report = run(paths, timeout=timeout, parallel=parallel, budget=budget, probe=probe)
+    print("\n".join(report_lines(report)))
+    return 0 if passed(report) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

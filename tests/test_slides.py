@@ -1,0 +1,74 @@
+"""Every chapter carries slide metadata derived from its headings and exports as reveal.js."""
+from html.parser import HTMLParser
+
+import nbformat
+import pytest
+
+from course_lib import slides
+from course_lib.paths import NOTEBOOKS
+
+CHAPTERS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+class _Sections(HTMLParser):
+    """Counts reveal.js <section> elements per nesting depth (1: slides, 2: vertical sub-slides)."""
+
+    def __init__(self):
+        super().__init__()
+        self.depth, self.counts = 0, {}
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "section":
+            self.depth += 1
+            self.counts[self.depth] = self.counts.get(self.depth, 0) + 1
+
+    def handle_endtag(self, tag):
+        if tag == "section":
+            self.depth -= 1
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    out = tmp_path_factory.mktemp("slides")
+    return {path.stem: slides.export(path, out) for path in CHAPTERS}
+
+
+def test_slide_types_follow_the_headings():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("x = 1"),
+                nbformat.v4.new_markdown_cell("## Section"), nbformat.v4.new_markdown_cell("plain text"),
+                nbformat.v4.new_markdown_cell("a closing line\n\n## Next section"),
+                nbformat.v4.new_markdown_cell("### Detail"),
+                nbformat.v4.new_markdown_cell("```python\n## a comment in a code block\n```")]
+    assert slides.annotate(nb) == 4
+    assert [c.metadata["slideshow"]["slide_type"] for c in nb.cells] == [
+        "slide", "-", "slide", "-", "slide", "subslide", "-"]
+    before = nbformat.writes(nb)
+    slides.annotate(nb)
+    assert nbformat.writes(nb) == before, "annotating twice changes nothing"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_committed_metadata_is_the_derived_one(path):
+    """`make regen` wrote the slide metadata; a chapter needs nothing by hand."""
+    nb = nbformat.read(path, as_version=4)
+    stored = [c.metadata.get("slideshow") for c in nb.cells]
+    slides.annotate(nb)
+    assert stored == [c.metadata["slideshow"] for c in nb.cells]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_chapter_exports_a_sensible_deck(path, exported):
+    nb = nbformat.read(path, as_version=4)
+    sections = sum(1 for c in nb.cells if c.cell_type == "markdown"
+                   and any(level <= 2 for level in slides.heading_levels(c.source)))
+    count = slides.count(nb)
+    assert sections <= count <= len(nb.cells)
+    assert count >= 2, "a title slide and at least one section"
+    html = exported[path.stem].read_text(encoding="utf-8")
+    parser = _Sections()
+    parser.feed(html)
+    kinds = [c.metadata["slideshow"]["slide_type"] for c in nb.cells]
+    assert parser.counts.get(1) == kinds.count("slide")
+    assert parser.counts.get(2) == kinds.count("slide") + kinds.count("subslide")
+    assert "reveal" in html and nb.cells[0].source.splitlines()[0].lstrip("# ") in html

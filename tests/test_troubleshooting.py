@@ -1,0 +1,251 @@
+"""Every entry of notebooks/TROUBLESHOOTING.md, reproduced for real, with its fix applied.
+
+Errors that depend on the kernel run in a real ipykernel through jupyter_client; the others
+go through the SDK and real course servers. Each test names its heading; a last test checks
+that the page and the tests cover the same headings.
+"""
+import inspect
+import os
+import re
+import subprocess
+import sys
+from contextlib import contextmanager
+
+import anyio
+import pytest
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from course_lib import CatalogError, connect, unwrap, walk
+from course_lib.browser_check import MISSING_MODEL, WIDGET_VIEW, chromium_available
+from course_lib.display import error_line
+from course_lib.errors import LabTimeout, leaf_exceptions
+from course_lib.paths import NOTEBOOKS, ROOT
+
+pytestmark = pytest.mark.anyio
+
+PAGE = NOTEBOOKS / "TROUBLESHOOTING.md"
+COVERED: set[str] = set()
+
+
+def entry(heading: str):
+    """Register the heading a test reproduces (the page must have exactly these headings)."""
+    COVERED.add(heading)
+    return lambda fn: fn
+
+
+def headings() -> list[str]:
+    return re.findall(r"^## (.+)$", PAGE.read_text(encoding="utf-8"), flags=re.M)
+
+
+@contextmanager
+def kernel(pytest_like: bool):
+    """A real python3 kernel; ``pytest_like`` reproduces nbval's environment."""
+    from jupyter_client.manager import start_new_kernel
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    env["PYTHONPATH"] = str(ROOT)
+    if pytest_like:
+        env["PYTEST_CURRENT_TEST"] = "tests/test_troubleshooting.py::kernel (call)"
+    km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(ROOT), startup_timeout=120)
+
+    def run(code: str) -> dict:
+        outputs = []
+        reply = kc.execute_interactive(code, timeout=120, output_hook=outputs.append)
+        text = "".join(m["content"].get("text", "") for m in outputs if m["msg_type"] == "stream")
+        content = reply["content"]
+        return {"status": content["status"], "ename": content.get("ename"), "evalue": content.get("evalue"),
+                "text": text}
+
+    try:
+        yield run
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+# --------------------------------------------------------------------------- kernel-specific
+
+@entry("`UnsupportedOperation: fileno`")
+def test_fileno_under_pytest_kernel():
+    with kernel(pytest_like=True) as run:
+        failed = run("import sys\nfrom mcp import Client, StdioServerParameters\n"
+                     "params = StdioServerParameters(command=sys.executable, args=['-m', 'course_lib.servers', 'catalog'])\n"
+                     "async with Client(params) as client:\n    await client.list_tools()")
+        assert (failed["status"], failed["ename"], failed["evalue"]) == ("error", "UnsupportedOperation", "fileno")
+        fixed = run("from course_lib import connect\nasync with connect('catalog') as lab:\n"
+                    "    print([t.name for t in (await lab.session.list_tools()).tools])")
+        assert fixed["status"] == "ok" and fixed["text"] == "['alpha']\n"
+
+
+@entry("`RuntimeError: Attempted to exit cancel scope in a different task than it was entered in`")
+async def test_cancel_scope_exited_in_another_task():
+    """Every notebook cell runs in a task of its own: two tasks stand for two cells.
+
+    (In a real kernel this error also leaves the cell without a reply: ipykernel 7.4.0 fails
+    while reporting it, so the cell appears to hang.)
+    """
+    import asyncio
+
+    from course_lib.widgets import LiveLab
+
+    cm = connect("catalog")
+    lab = await asyncio.create_task(cm.__aenter__())                    # cell A
+    with pytest.raises(RuntimeError) as info:
+        await asyncio.create_task(cm.__aexit__(None, None, None))       # cell B
+    assert str(unwrap(info.value)) == "Attempted to exit cancel scope in a different task than it was entered in"
+    assert not lab.alive  # the server was still stopped
+    # The fix: one owner task holds the connection across cells.
+    live = LiveLab("catalog")
+    lab = await asyncio.create_task(live.start())
+    page = await asyncio.create_task(lab.session.list_tools())
+    assert [t.name for t in page.tools] == ["alpha"]
+    await asyncio.create_task(live.stop())
+    assert not lab.alive
+
+
+@entry("`RuntimeError: Already running asyncio in this thread`")
+def test_kernel_event_loop_errors():
+    with kernel(pytest_like=False) as run:
+        failed = run("import anyio\nanyio.run(anyio.sleep, 0)")
+        assert (failed["ename"], failed["evalue"]) == ("RuntimeError", "Already running asyncio in this thread")
+        failed = run("import asyncio\nasyncio.run(asyncio.sleep(0))")
+        assert failed["evalue"] == "asyncio.run() cannot be called from a running event loop"
+        fixed = run("await anyio.sleep(0)\nprint('ok')")
+        assert fixed["status"] == "ok" and fixed["text"] == "ok\n"
+
+
+# --------------------------------------------------------------------------- SDK calls
+
+@entry("`ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)` hiding a `CatalogError`")
+async def test_exception_group_hides_catalog_error(tmp_path):
+    params = StdioServerParameters(command=sys.executable, args=["-m", "course_lib.servers", "catalog", "--mode", "repeat"],
+                                   env={"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "")})
+    with open(tmp_path / "server.log", "w") as errlog:
+        with pytest.raises(ExceptionGroup) as info:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                await walk(client)
+        assert str(info.value) == "unhandled errors in a TaskGroup (1 sub-exception)"
+        assert not isinstance(info.value, CatalogError)
+        cause = unwrap(info.value)
+        assert isinstance(cause, CatalogError) and cause.reason == "cursor_repeated"
+        # The fix, either way: except* ...
+        caught = []
+        try:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                await walk(client)
+        except* CatalogError as group:
+            caught = [e.reason for e in leaf_exceptions(group)]  # the SDK nests groups
+        assert caught == ["cursor_repeated"]
+    # ... or connect, which unwraps.
+    with pytest.raises(CatalogError):
+        async with connect("catalog", mode="repeat") as lab:
+            await walk(lab)
+
+
+@entry("`MCPError -32602: Invalid cursor: not issued by this server process`")
+async def test_invalid_cursor(era):
+    from mcp.types import PaginatedRequestParams
+
+    async with connect("catalog", era=era) as lab:
+        with pytest.raises(MCPError) as info:
+            await lab.session.list_tools(params=PaginatedRequestParams(cursor="kept-from-yesterday"))
+        assert error_line(info.value) == "MCPError -32602: Invalid cursor: not issued by this server process"
+        assert (await walk(lab)).names == ["alpha", "beta", "gamma"]  # the fix: a fresh walk
+
+
+@entry("`MCPError -32002: Resource not found` / `MCPError -32602: Unknown resource: …`")
+async def test_resource_not_found(era):
+    missing = "course://shelf/missing"
+    seen = {}
+    for mode in ("classic", "sdk"):
+        async with connect("shelf", mode=mode, era=era) as lab:
+            with pytest.raises(MCPError) as info:
+                await lab.session.read_resource(missing)
+            seen[mode] = (error_line(info.value), info.value.error.data)
+            # The fix: read only what resources/list returned, exactly as spelled.
+            listed = [str(r.uri) for r in (await lab.session.list_resources()).resources]
+            assert sorted(listed) == ["course://shelf/notes", "course://shelf/readme"]
+            texts = [(await lab.session.read_resource(uri)).contents[0].text for uri in sorted(listed)]
+            assert texts == ["Two notes.", "How to use the shelf."]
+    assert seen == {"classic": ("MCPError -32002: Resource not found", {"uri": missing}),
+                    "sdk": (f"MCPError -32602: Unknown resource: {missing}", {"uri": missing})}
+
+
+@entry("`ModuleNotFoundError: No module named 'mcp.server.fastmcp'`")
+def test_fastmcp_is_gone():
+    proc = subprocess.run([sys.executable, "-c", "from mcp.server.fastmcp import FastMCP"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert "ModuleNotFoundError: No module named 'mcp.server.fastmcp'" in proc.stderr
+    fixed = subprocess.run([sys.executable, "-c", "from mcp.server.mcpserver import MCPServer; print(MCPServer('x').name)"],
+                           capture_output=True, text=True, timeout=120)
+    assert fixed.returncode == 0 and fixed.stdout == "x\n"
+
+
+@entry("`LabTimeout(timeout): no answer within the 10 s request budget (Request '…' timed out)`")
+async def test_lab_timeout():
+    silent = [sys.executable, "-c", "import time; time.sleep(60)"]  # reads nothing, answers nothing
+    budgets = {"request_timeout": 2}
+    if "startup_timeout" in inspect.signature(connect.__wrapped__).parameters:
+        budgets["startup_timeout"] = 2  # the first answer has a start-up budget of its own
+    with pytest.raises(LabTimeout) as info:
+        async with connect(silent, **budgets):
+            pass
+    assert error_line(info.value) == ("LabTimeout(timeout): no answer within the 2 s request budget "
+                                      "(Request 'initialize' timed out)")
+
+
+# --------------------------------------------------------------------------- notebooks
+
+@entry("`Error displaying widget: model not found`")
+def test_missing_widget_model():
+    import nbformat
+
+    # The cause never ships: committed chapters store no widget views.
+    for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            for output in cell.get("outputs", []):
+                assert WIDGET_VIEW not in output.get("data", {}), f"{path.name} stores a widget view"
+    if not chromium_available():
+        pytest.skip("no Chromium: the browser half of this entry runs in `make browser-check` and CI")
+    from course_lib.browser_check import run
+
+    report = run([], probe=True)
+    assert report["left"] == []
+    assert report["probe"] == MISSING_MODEL
+
+
+@entry("`mismatch 'stdout'` (or `mismatch 'text/plain'`) when testing a notebook")
+def test_stale_output_mismatch(tmp_path):
+    import nbformat
+
+    from course_lib.notebooks import execute
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print('fresh')", execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="stored\n")]
+    nb.cells = [cell]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "stale.ipynb"
+    nbformat.write(nb, path)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    env["PYTHONPATH"] = str(ROOT)
+    command = [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-p", "no:cacheprovider",
+               "-c", str(tmp_path / "pytest.ini"), str(path)]
+    failed = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert failed.returncode == 1 and "mismatch 'stdout'" in failed.stdout
+    execute(path)  # what `make regen NB=...` does for one chapter
+    passed = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert passed.returncode == 0, passed.stdout[-2000:]
+
+
+def test_page_and_tests_cover_the_same_errors():
+    assert headings() == sorted(set(headings()), key=headings().index), "a heading appears twice"
+    assert set(headings()) == COVERED
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## When something fails", 1)[1].split("\n## ", 1)[0]
+    assert "notebooks/TROUBLESHOOTING.md" in section
+    assert len(section.splitlines()) < 25, "the README points to the page instead of repeating it"
