@@ -87,6 +87,8 @@ class Scorecard:
 
 
 def describe_expectation(expect: dict) -> str:
+    if "text" in expect:
+        return expect["text"]
     if "names" in expect:
         return f"returns {expect['names']}"
     if "raises" in expect:
