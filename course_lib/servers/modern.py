@@ -7,7 +7,10 @@ A mode selects one decision each:
 * ``legacy-only`` — a server that only knows the handshake: ``server/discover`` answers -32601;
 * ``catalog``     — a two-page catalog that a ``bump`` tool replaces; cursors survive the change;
 * ``versioned``   — the same catalog, but cursors name the catalog version and expire with it;
-* ``public``      — the catalog, labelled ``cacheScope: "public"`` although it is per principal.
+* ``public``      — the catalog, labelled ``cacheScope: "public"`` although it is per principal;
+* ``drifting``    — ``versioned``, and the catalog changes once, right after page 1 is first served
+  (another writer's update landing in the middle of a walk);
+* ``churning``    — ``versioned``, and the catalog changes after *every* page 1 served.
 
 ``tools/list`` carries the cache hint ``ttlMs=60000`` in every mode. ``--principal NAME`` adds a
 tool only that principal should see. ``--http`` serves Streamable HTTP on 127.0.0.1 instead of
@@ -29,7 +32,8 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 
 from ._base import lab_file, parser, serve
 
-MODES = ("modern", "sealed", "legacy-only", "catalog", "versioned", "public")
+MODES = ("modern", "sealed", "legacy-only", "catalog", "versioned", "public", "drifting", "churning")
+VERSIONED = ("versioned", "drifting", "churning")
 TTL_MS = 60_000
 OBJECT = {"type": "object"}
 
@@ -107,18 +111,19 @@ class Modern:
         self.mode = mode
         self.principal = principal
         self.version = 1
+        self.drifted = False
         self.codec = StateCodec(sealed=mode == "sealed")
         self.bus = InMemorySubscriptionBus()
 
     # -- listing ---------------------------------------------------------------------------
     def pages(self) -> tuple[tuple[str, ...], ...]:
-        if self.mode in ("catalog", "versioned", "public"):
+        if self.mode in ("catalog", "public", *VERSIONED):
             first, *rest = CATALOG[self.version]
             return (tuple(first) + ("bump",), *rest)
         return (tuple(WORKING_TOOLS),)
 
     def cursor(self, index: int) -> str:
-        raw = f"v{self.version}/p{index}" if self.mode == "versioned" else f"p{index}"
+        raw = f"v{self.version}/p{index}" if self.mode in VERSIONED else f"p{index}"
         return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
     def page_index(self, cursor: str | None) -> int:
@@ -128,7 +133,7 @@ class Modern:
             if cursor == self.cursor(index):
                 return index
         raise MCPError(types.INVALID_PARAMS, "Invalid cursor: not issued for the current catalog",
-                       {"reason": "expired" if self.mode == "versioned" else "unknown"})
+                       {"reason": "expired" if self.mode in VERSIONED else "unknown"})
 
     def list_tools(self, cursor: str | None) -> types.ListToolsResult:
         pages = self.pages()
@@ -137,8 +142,12 @@ class Modern:
         if index == 0 and self.principal:
             names.append(f"{self.principal}_inbox")
         last = index == len(pages) - 1
-        return types.ListToolsResult(tools=[tool(n, WORKING_TOOLS.get(n, OBJECT)) for n in names],
-                                     next_cursor=None if last else self.cursor(index + 1))
+        result = types.ListToolsResult(tools=[tool(n, WORKING_TOOLS.get(n, OBJECT)) for n in names],
+                                       next_cursor=None if last else self.cursor(index + 1))
+        if index == 0 and (self.mode == "churning" or (self.mode == "drifting" and not self.drifted)):
+            self.version = 3 - self.version  # the other catalog; the cursor just issued expires
+            self.drifted = True
+        return result
 
     # -- tools -----------------------------------------------------------------------------
     async def call(self, ctx, params: types.CallToolRequestParams):

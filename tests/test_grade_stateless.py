@@ -1,0 +1,99 @@
+"""Chapter 6's exercise: the reference refresh passes, known-wrong refreshes fail where expected."""
+import mcp_types as types
+import nbformat
+import pytest
+from mcp import MCPError
+
+from course_lib.grade_stateless import grade_refresh
+from course_lib.paths import NOTEBOOKS
+from course_lib.student import solution_sources
+
+pytestmark = pytest.mark.anyio
+ALL = ["unchanged catalog", "changed since last refresh", "changed mid-refresh",
+       "expired cursor after a change", "catalog never settles"]
+
+
+def reference():
+    """``my_refresh`` exactly as the chapter's hidden solution cell defines it."""
+    nb = nbformat.read(NOTEBOOKS / "06_stateless_2026.ipynb", as_version=4)
+    namespace = {"MCPError": MCPError, "types": types}
+    sources = solution_sources(nb)
+    assert len(sources) == 1
+    exec(compile(sources[0], "06_stateless_2026", "exec"), namespace)
+    return namespace["my_refresh"]
+
+
+async def walk(client, first_page="refresh"):
+    names, cursor = [], None
+    while True:
+        page = await client.list_tools(cursor=cursor, cache_mode=first_page if cursor is None else "use")
+        names += [t.name for t in page.tools]
+        cursor = page.next_cursor
+        if cursor is None:
+            return names
+
+
+async def trusts_the_cache(client):  # page 1 from the cache, restarts on -32602
+    try:
+        return await walk(client, "use")
+    except MCPError:
+        return await walk(client, "use")
+
+
+async def never_restarts(client):  # refreshes page 1, but an expired cursor ends the refresh
+    return await walk(client)
+
+
+async def skips_the_refused_page(client):  # returns what it read before the refusal
+    names, cursor = [], None
+    while True:
+        try:
+            page = await client.list_tools(cursor=cursor, cache_mode="refresh" if cursor is None else "use")
+        except MCPError:
+            return names
+        names += [t.name for t in page.tools]
+        cursor = page.next_cursor
+        if cursor is None:
+            return names
+
+
+async def restarts_forever(client):
+    while True:
+        try:
+            return await walk(client)
+        except MCPError:
+            continue
+
+
+async def test_reference_solution_passes_every_scenario():
+    card = await grade_refresh(reference())
+    assert [v.scenario.name for v in card.verdicts] == ALL
+    assert card.passed, card.text()
+    assert card.text().endswith("5/5 scenarios pass — well done.")
+
+
+async def test_stub_fails_every_scenario_that_needs_a_listing():
+    async def stub(client):
+        raise NotImplementedError("write your refresh here")
+
+    card = await grade_refresh(stub)
+    unchanged = card.verdict_of("unchanged catalog")
+    assert unchanged.observed == "raised NotImplementedError: write your refresh here"
+    # only the scenario whose right answer is an error lets a function that always raises through
+    assert [v.scenario.name for v in card.failures()] == ALL[:4]
+    assert card.text().endswith("1/5 scenarios pass")
+
+
+@pytest.mark.parametrize("wrong, failing, observed", [
+    (trusts_the_cache, "changed since last refresh", "returned ['alpha', 'beta', 'bump', 'zeta']"),
+    (never_restarts, "changed mid-refresh", "raised MCPError -32602"),
+    (skips_the_refused_page, "changed mid-refresh", "returned ['alpha', 'beta', 'bump']"),
+    (restarts_forever, "catalog never settles", "no result within 3 s"),
+])
+async def test_known_wrong_solution_is_flagged_at_its_scenario(wrong, failing, observed):
+    card = await grade_refresh(wrong, budget=3)
+    failed = [v.scenario.name for v in card.failures()]
+    assert failing in failed, card.text()
+    assert card.verdict_of(failing).observed.startswith(observed), card.verdict_of(failing).observed
+    table = card.table().text()
+    assert "FAIL" in table and card.verdict_of(failing).scenario.hint in table
