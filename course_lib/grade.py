@@ -166,11 +166,23 @@ async def grade_walker(student: Callable, battery: str = "walk", *, only: list[s
     title, scenarios, spec = load_battery(battery)
     scenarios = select(scenarios, only, eras)
     budget = budget or spec.get("budget_seconds", 8.0)
+    return await run_battery(title, scenarios, budget, lambda s, lab: student(lab.session))
+
+
+async def run_battery(title: str, scenarios: list[Scenario], budget: float,
+                      call: Callable[[Scenario, Any], Awaitable[Any]], *,
+                      prepare: Callable[[Scenario, Any], Awaitable[None]] | None = None,
+                      **connect_options) -> Scorecard:
+    """One real lab per scenario: ``prepare`` it (outside the budget), ``call`` the student's
+    code under the budget, judge the names it returned against the scenario's expectation."""
 
     async def run(s: Scenario) -> Verdict:
         try:
-            async with connect(s.server, mode=s.mode, era=s.era, lab_timeout=budget + 60) as lab:
-                kind, observed, value = await observe(lambda: student(lab.session), budget)
+            async with connect(s.server, mode=s.mode, era=s.era, lab_timeout=budget + 60,
+                               **connect_options) as lab:
+                if prepare is not None:
+                    await prepare(s, lab)
+                kind, observed, value = await observe(lambda: call(s, lab), budget)
         except CourseError as exc:  # the lab itself failed: say so rather than blame the student
             return Verdict(s, False, f"the lab could not run: {error_line(exc)}")
         passed, observed = judge_names(s.expect, kind, observed, value)

@@ -11,11 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
-from .display import error_line
-from .errors import CourseError
-from .grade import Scorecard, Scenario, Verdict, judge_names, load_battery, observe, select
-from .launch import connect
-from .scenarios import gather
+from .grade import Scorecard, load_battery, run_battery, select
 
 Refresh = Callable[[Any], Awaitable[Any]]
 
@@ -37,16 +33,6 @@ async def grade_refresh(student: Refresh, battery: str = "stateless", *, only: l
     before = {s["name"]: s.get("before") for s in spec["scenarios"]}
     budget = budget or spec.get("budget_seconds", 8.0)
 
-    async def run(s: Scenario) -> Verdict:
-        try:
-            async with connect(s.server, mode=s.mode, era=s.era, request_timeout=30,
-                               lab_timeout=budget + 60) as lab:
-                await _prepare(lab.client, before[s.name])
-                kind, observed, value = await observe(lambda: student(lab.client), budget)
-        except CourseError as exc:  # the lab itself failed: say so rather than blame the student
-            return Verdict(s, False, f"the lab could not run: {error_line(exc)}")
-        passed, observed = judge_names(s.expect, kind, observed, value)
-        return Verdict(s, passed, observed)
-
-    verdicts = await gather({i: (lambda s=s: run(s)) for i, s in enumerate(scenarios)})
-    return Scorecard(title, list(verdicts.values()))
+    return await run_battery(title, scenarios, budget, lambda s, lab: student(lab.client),
+                             prepare=lambda s, lab: _prepare(lab.client, before[s.name]),
+                             request_timeout=30)

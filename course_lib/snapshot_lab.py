@@ -27,22 +27,11 @@ from mcp import MCPError
 from . import bundles
 from .bundles import Bundle, BundleError, CacheMode
 from .display import Table
-from .errors import CourseError
+from .negative import CheckFailed  # a scenario check found something wrong
 from .launch import connect
 from .paths import fixture
 
 SCENARIOS = ("mixed", "expired", "retired")
-
-
-class CheckFailed(CourseError):
-    """A scenario check found something wrong (same shape as ``BundleError``)."""
-
-    reason = "check_failed"
-
-    def __init__(self, check: str, message: str):
-        super().__init__(f"[{check}] {message}", check=check)
-        self.check = check
-        self.message = message
 
 
 def load_oracle() -> dict:
