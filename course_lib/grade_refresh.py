@@ -29,18 +29,37 @@ def _fixture(relative: str):
     return fixture(*relative.split("/"))
 
 
+def load_refresh_battery(name: str) -> tuple[str, list[Scenario], dict, dict]:
+    """A refresh battery and the batteries it ``includes``: (title, scenarios, spec, candidate fixtures).
+
+    A scenario's candidate is ``server`` started with its ``mode`` and, when it names one, its
+    ``fixture`` (a path under ``fixtures/``). Included batteries (e.g. ``walk``) bring their
+    scenarios unchanged; each then runs as the candidate of a refresh.
+    """
+    title, scenarios, spec = load_battery(name)
+    fixtures = {s["name"]: _fixture(s["fixture"]) for s in spec["scenarios"] if "fixture" in s}
+    included = []
+    for other in spec.get("includes", []):
+        _, more, _, more_fixtures = load_refresh_battery(other)
+        included += more
+        fixtures.update(more_fixtures)
+    keys = [(s.name, s.era) for s in included + scenarios]
+    if len(keys) != len(set(keys)):
+        raise ValueError(f"battery {name!r} repeats a scenario name")
+    return title, included + scenarios, spec, fixtures
+
+
 async def grade_refresh(student: Callable, battery: str = "refresh", *, only: list[str] | None = None,
                         eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
-    """Grade ``async def student(active, open_candidate)`` on the battery's schema servers.
+    """Grade ``async def student(active, open_candidate)`` on the battery's servers.
 
     A scenario fails when the refresh sends anything on the active session (whatever it
     returns), returns without ever opening a candidate, or its outcome differs from the
     battery's expectation (complete names, or an error instead of a partial catalog).
     """
-    title, scenarios, spec = load_battery(battery)
+    title, scenarios, spec, candidates = load_refresh_battery(battery)
     scenarios = select(scenarios, only, eras)
     budget = budget or spec.get("budget_seconds", 8.0)
-    candidates = {s["name"]: _fixture(s["fixture"]) for s in spec["scenarios"]}
     active_fixture = _fixture(spec["active_fixture"])
 
     async def run(s: Scenario) -> Verdict:
@@ -49,11 +68,12 @@ async def grade_refresh(student: Callable, battery: str = "refresh", *, only: li
         def open_candidate():
             nonlocal opened
             opened += 1
-            return connect(s.server, fixture=candidates[s.name], era=s.era, lab_timeout=budget + 60)
+            return connect(s.server, mode=s.mode, fixture=candidates.get(s.name), era=s.era,
+                           lab_timeout=budget + 60)
 
         try:
-            async with connect(s.server, fixture=active_fixture, era=s.era, lab_timeout=budget + 60) as active:
-                await walk(active)  # the active session holds a catalog, as in the chapter
+            async with connect("schema", fixture=active_fixture, era=s.era, lab_timeout=budget + 60) as active:
+                await walk(active)  # the active session holds a catalog, as in chapter 3
                 before = len(active.wire)
                 kind, observed, value = await observe(lambda: student(active, open_candidate), budget)
                 touched = len(active.wire) - before
@@ -70,3 +90,9 @@ async def grade_refresh(student: Callable, battery: str = "refresh", *, only: li
 
     verdicts = await gather({i: (lambda s=s: run(s)) for i, s in enumerate(scenarios)})
     return Scorecard(title, list(verdicts.values()))
+
+
+async def grade_capstone(student: Callable, *, only: list[str] | None = None, eras: list[str] | None = None,
+                         budget: float | None = None) -> Scorecard:
+    """The capstone: every walk and refresh scenario of chapters 1-3 plus the combined ones."""
+    return await grade_refresh(student, "capstone", only=only, eras=eras, budget=budget)

@@ -3,7 +3,7 @@ import nbformat
 import pytest
 
 from course_lib import walk
-from course_lib.grade_refresh import grade_refresh
+from course_lib.grade_refresh import grade_capstone, grade_refresh
 from course_lib.paths import NOTEBOOKS
 from course_lib.student import solution_sources
 
@@ -81,3 +81,61 @@ async def test_wrong_solutions_are_flagged_at_their_scenario(solution, failing, 
 async def test_unknown_scenario_is_a_clear_error():
     with pytest.raises(ValueError, match="no scenario named"):
         await grade_refresh(first_page, only=["nope"])
+
+
+# -- the capstone: every scenario of chapters 1-3 plus the combined servers ---------------------
+
+async def truthy_cursor(active, open_candidate):
+    names, cursor = [], None
+    async with open_candidate() as fresh:
+        while True:
+            page = await fresh.client.list_tools(cursor=cursor)
+            names += [t.name for t in page.tools]
+            cursor = page.next_cursor
+            if not cursor:  # "" taken for the end
+                return names
+
+
+async def latest_wins(active, open_candidate):
+    tools, cursor = {}, None
+    async with open_candidate() as fresh:
+        for _ in range(32):
+            page = await fresh.client.list_tools(cursor=cursor)
+            tools.update({t.name: t for t in page.tools})  # a conflicting duplicate overwrites silently
+            cursor = page.next_cursor
+            if cursor is None:
+                return list(tools)
+    raise ValueError("too many pages")
+
+
+async def test_capstone_reference_passes_everything():
+    card = await grade_capstone(reference("07_capstone.ipynb", "my_refresher"))
+    assert card.passed, card.text()
+    assert len(card.verdicts) == 29
+    names = {v.scenario.name for v in card.verdicts}
+    assert {"normal", "repeated cursor", "complete refresh", "duplicate across pages",
+            "everything at once", "everything at once, poisoned"} <= names
+
+
+async def test_capstone_accepts_the_chapter_3_refresh_built_on_walk():
+    card = await grade_capstone(reference(), eras=["2026-07-28"],
+                                only=["everything at once", "everything at once, poisoned", "cursor cycle"])
+    assert card.passed, card.text()
+
+
+@pytest.mark.parametrize("solution, failing, control, observed", [
+    (truthy_cursor, "everything at once", "complete refresh", "returned ['alpha']"),
+    (latest_wins, "everything at once, poisoned", "everything at once",
+     "returned a partial catalog ['alpha', 'beta']"),
+    (on_active_session, "everything at once", "everything at once", "sent "),
+    (first_page, "everything at once", "single page", "returned ['alpha']"),
+    (swallows_rejection, "everything at once, poisoned", "everything at once", "returned a partial catalog ['alpha']"),
+])
+async def test_capstone_flags_wrong_refreshers_at_their_scenario(solution, failing, control, observed):
+    card = await grade_capstone(solution, only=[failing, control], eras=["legacy"], budget=4)
+    verdict = card.verdict_of(failing)
+    assert not verdict.passed
+    assert verdict.observed.startswith(observed), verdict.observed
+    assert verdict.scenario.hint
+    if control != failing:
+        assert card.verdict_of(control).passed, card.text()
