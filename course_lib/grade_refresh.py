@@ -10,6 +10,8 @@ listed page, even one the caller rejects, lands in that session's output-schema 
 The battery ``fixtures/grading/refresh.json`` is written by hand: per scenario, the schema
 fixture of the candidate server and the expected outcome. Every scenario runs on real
 ``schema`` servers in both eras, with ``grade``'s primitives (``observe``, ``judge_names``).
+The capstone battery ``fixtures/grading/capstone.json`` includes the walk and refresh batteries
+(every walk scenario then runs as the candidate of a refresh) and adds two combined servers.
 """
 from __future__ import annotations
 
