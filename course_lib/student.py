@@ -36,6 +36,18 @@ def solution_sources(nb) -> list[str]:
     return [c.source for c in nb.cells if SOLUTION in tags(c)]
 
 
+def reference_solution(notebook: str, name: str, namespace: dict | None = None):
+    """The function ``name`` exactly as the chapter's hidden solution cells define it.
+
+    ``namespace`` supplies what earlier cells of the chapter would have defined.
+    """
+    nb = nbformat.read(NOTEBOOKS / notebook, as_version=4)
+    namespace = dict(namespace or {})
+    for source in solution_sources(nb):
+        exec(compile(source, notebook, "exec"), namespace)
+    return namespace[name]
+
+
 def generate(out_dir: Path = ROOT / "student") -> list[Path]:
     if out_dir.exists():
         shutil.rmtree(out_dir)

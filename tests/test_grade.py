@@ -1,23 +1,18 @@
 """The autograder: reference solutions pass, known-wrong solutions fail at the expected scenario."""
-import nbformat
 import pytest
 from mcp.types import PaginatedRequestParams
 
 from course_lib.grade import grade_walker
-from course_lib.paths import NOTEBOOKS
-from course_lib.student import solution_sources
+from course_lib.student import reference_solution
 
 pytestmark = pytest.mark.anyio
 
 
 def reference(notebook: str, name: str):
-    """The reference solution exactly as the chapter's hidden solution cell defines it."""
-    nb = nbformat.read(NOTEBOOKS / notebook, as_version=4)
-    namespace = {"PaginatedRequestParams": PaginatedRequestParams,
-                 "page_params": lambda c: None if c is None else PaginatedRequestParams(cursor=c)}
-    for source in solution_sources(nb):
-        exec(compile(source, notebook, "exec"), namespace)
-    return namespace[name]
+    """The reference solution, with what the chapter's earlier cells define."""
+    return reference_solution(notebook, name, {
+        "PaginatedRequestParams": PaginatedRequestParams,
+        "page_params": lambda c: None if c is None else PaginatedRequestParams(cursor=c)})
 
 
 def params(cursor):

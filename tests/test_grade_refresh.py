@@ -1,22 +1,15 @@
 """The refresh grader: the reference refresh passes, known-wrong refreshes fail at the expected scenario."""
-import nbformat
 import pytest
 
 from course_lib import walk
 from course_lib.grade_refresh import grade_capstone, grade_refresh
-from course_lib.paths import NOTEBOOKS
-from course_lib.student import solution_sources
+from course_lib.student import reference_solution
 
 pytestmark = pytest.mark.anyio
 
 
 def reference(notebook: str = "03_schema_cache.ipynb", name: str = "my_refresh"):
-    """The reference solution exactly as the chapter's hidden solution cell defines it."""
-    nb = nbformat.read(NOTEBOOKS / notebook, as_version=4)
-    namespace = {}
-    for source in solution_sources(nb):
-        exec(compile(source, notebook, "exec"), namespace)
-    return namespace[name]
+    return reference_solution(notebook, name)
 
 
 async def on_active_session(active, open_candidate):

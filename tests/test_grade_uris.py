@@ -3,12 +3,10 @@ import posixpath
 import time
 from urllib.parse import unquote, urlsplit
 
-import nbformat
 import pytest
 
 from course_lib.grade_uris import grade_allowlist
-from course_lib.paths import NOTEBOOKS
-from course_lib.student import solution_sources
+from course_lib.student import reference_solution
 
 pytestmark = pytest.mark.anyio
 
@@ -17,12 +15,7 @@ CANONICAL = {BASE + "requirements", BASE + "design", BASE + "release%20notes"}
 
 
 def reference(notebook: str, name: str):
-    """The reference solution exactly as the chapter's hidden solution cell defines it."""
-    nb = nbformat.read(NOTEBOOKS / notebook, as_version=4)
-    namespace: dict = {}
-    for source in solution_sources(nb):
-        exec(compile(source, notebook, "exec"), namespace)
-    return namespace[name]
+    return reference_solution(notebook, name)
 
 
 def resolves_dots(uri):
