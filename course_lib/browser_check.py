@@ -186,8 +186,23 @@ async def _open(page, lab: JupyterLab, relpath: str) -> None:
     await page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{relpath}?reset&token={lab.token}",
                     wait_until="domcontentloaded")
     await page.wait_for_selector(".jp-Notebook .jp-Cell")
-    await page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
-                                 timeout=2 * PAGE_TIMEOUT_MS)  # the kernel has started
+    started = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
+    deadline = time.monotonic() + 2 * PAGE_TIMEOUT_MS / 1000
+    while not await started.count():
+        await _accept_kernel_choice(page)
+        if time.monotonic() > deadline:
+            raise TimeoutError("the notebook's kernel never started")
+        await asyncio.sleep(0.25)
+
+
+async def _accept_kernel_choice(page) -> bool:
+    """On a loaded machine JupyterLab sometimes asks which kernel to use although the notebook
+    names one: accept its preselected choice (the notebook's python3), as a student would."""
+    chooser = page.locator(".jp-Dialog:has-text('Select Kernel') .jp-mod-accept")
+    if await chooser.count():
+        await chooser.first.click()
+        return True
+    return False
 
 
 async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, shots: Path,
@@ -210,12 +225,17 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
     try:
         await _open(page, lab, relpath)
         await _command(page, "Clear Outputs of All Cells", "Edit")
+        # Stored prompts must be gone before the run, or a cell that never ran would count as run.
+        await page.wait_for_function(
+            "() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell"
+            " .jp-InputArea-prompt')).every(p => !/[0-9]/.test(p.textContent))", timeout=30_000)
         await _command(page, "Run All Cells", "Run")
         clicked = time.monotonic()
         deadline = started + timeout
         quiet, begun = 0, False
         while True:
             await asyncio.sleep(1.0)
+            await _accept_kernel_choice(page)
             cells = await page.evaluate(_CELL_STATE)
             busy = any("*" in c["prompt"] for c in cells if c["code"])
             begun = begun or busy or any(any(ch.isdigit() for ch in c["prompt"]) for c in cells if c["code"])
