@@ -10,7 +10,7 @@ observed and a hint. A crash or a hang becomes a verdict, never a stuck kernel.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 import anyio
@@ -31,6 +31,7 @@ class Scenario:
     mode: str | None
     expect: dict
     hint: str
+    args: tuple[str, ...] = field(default=())  # extra server arguments, e.g. ("--fault", "...")
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def load_battery(name: str) -> tuple[str, list[Scenario], dict]:
     """Read ``fixtures/grading/NAME.json`` into scenarios (one per listed era)."""
     spec = json.loads(fixture("grading", f"{name}.json").read_text(encoding="utf-8"))
     scenarios = [Scenario(s["name"], era, s.get("server", spec.get("server", "catalog")), s.get("mode"),
-                          s["expect"], s["hint"])
+                          s["expect"], s["hint"], tuple(s.get("args", ())))
                  for s in spec["scenarios"] for era in s.get("eras", spec.get("eras", ["legacy"]))]
     return spec["title"], scenarios, spec
 
@@ -169,24 +170,30 @@ async def grade_walker(student: Callable, battery: str = "walk", *, only: list[s
     return await run_battery(title, scenarios, budget, lambda s, lab: student(lab.session))
 
 
+def _judge_walk(s: Scenario, kind: str, observed: str, value: Any, sent: list) -> Verdict:
+    return Verdict(s, *judge_names(s.expect, kind, observed, value))
+
+
 async def run_battery(title: str, scenarios: list[Scenario], budget: float,
                       call: Callable[[Scenario, Any], Awaitable[Any]], *,
                       prepare: Callable[[Scenario, Any], Awaitable[None]] | None = None,
+                      judge: Callable[[Scenario, str, str, Any, list], Verdict] = _judge_walk,
                       **connect_options) -> Scorecard:
     """One real lab per scenario: ``prepare`` it (outside the budget), ``call`` the student's
-    code under the budget, judge the names it returned against the scenario's expectation."""
+    code under the budget, ``judge`` the outcome (by default: the names it returned against the
+    scenario's expectation). The judge also gets ``sent``, the requests the call put on the wire."""
 
     async def run(s: Scenario) -> Verdict:
         try:
-            async with connect(s.server, mode=s.mode, era=s.era, lab_timeout=budget + 60,
+            async with connect(s.server, mode=s.mode, era=s.era, args=s.args, lab_timeout=budget + 60,
                                **connect_options) as lab:
                 if prepare is not None:
                     await prepare(s, lab)
+                before = len(lab.wire.requests())
                 kind, observed, value = await observe(lambda: call(s, lab), budget)
         except CourseError as exc:  # the lab itself failed: say so rather than blame the student
             return Verdict(s, False, f"the lab could not run: {error_line(exc)}")
-        passed, observed = judge_names(s.expect, kind, observed, value)
-        return Verdict(s, passed, observed)
+        return judge(s, kind, observed, value, lab.wire.requests()[before:])
 
     verdicts = await gather({i: (lambda s=s: run(s)) for i, s in enumerate(scenarios)})
     return Scorecard(title, list(verdicts.values()))

@@ -1,4 +1,4 @@
-"""The snapshot chapter's scenario runs, their named checks, and the four wrong servers.
+"""The snapshot chapter's scenario runs, their named checks, and the five wrong servers.
 
 ``run_scenario`` starts the snapshot server in one scenario (and optionally one known-wrong
 fault), walks that scenario's fixed sequence of requests, and stops at the first check that
@@ -214,7 +214,7 @@ async def probe_expired() -> None:
     await probe("expired")
 
 
-# -- negative controls: four known-wrong servers, each must fail at its named check ------------
+# -- negative controls: five known-wrong servers, each must fail at its named check ------------
 
 @dataclass(frozen=True)
 class Control:
@@ -236,6 +236,8 @@ CONTROLS = (
             "project://atlas/r1/design answers with the r2 body"),
     Control("incomplete-recovery-manifest", "expired", "manifest_membership", "r2 lists",
             "the manifest the recovery starts from omits a file"),
+    Control("recovery-unavailable", "expired", "recovery", "r2 also unavailable",
+            "the revision the recovery starts from is dropped right after its manifest"),
 )
 
 

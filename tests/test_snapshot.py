@@ -1,5 +1,5 @@
 """Snapshot bundles on real stdio servers: mixed and expired scenarios in both eras, the single
-whole-bundle recovery, four wrong servers caught at their named checks, and the response cache."""
+whole-bundle recovery, five wrong servers caught at their named checks, and the response cache."""
 import json
 
 import pytest

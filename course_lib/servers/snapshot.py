@@ -67,6 +67,7 @@ FAULTS = (
     "expired-prompt-fallback",       # a prompt for an expired revision silently embeds the current one
     "mixed-pinned-body",             # project://atlas/r1/design answers with the r2 body
     "incomplete-recovery-manifest",  # every manifest after r1's omits its last document
+    "recovery-unavailable",          # every manifest after r1's names a revision dropped right after that read
 )
 
 
@@ -89,6 +90,9 @@ class Snapshots:
         self.switched = False
 
     def after(self, method: str, target: str) -> None:
+        if self.fault == "recovery-unavailable" and (method, target) == ("resources/read", MANIFEST) \
+                and self.current != "r1":
+            self.retained.discard(self.current)  # checked before the switch: r1's own manifest is spared
         if not self.switched and (method, target) == (self.switch.method, self.switch.target):
             self.switched = True
             self.current = "r2"

@@ -1,0 +1,115 @@
+"""The grader of chapter 5's exercise: a bundle reader that restarts once, on real snapshot servers.
+
+The student writes ``async def my_acquire(lab)``: from a connected snapshot lab it returns one
+whole revision, ``{"revision": ..., "texts": {pinned URI: text}}`` (a ``bundles.Bundle`` is
+accepted too), restarting once from a new manifest when the server says -32002, and raising
+when that is not enough. The battery ``fixtures/grading/bundles.json`` (written by hand) says
+per scenario which revision a correct reader returns, or that it raises, and how many manifest
+reads must reach the server; the texts of each revision are the fixed ones of
+``fixtures/snapshot/expected.json``.
+
+Two facts come from the wire, not from the return value: the number of manifest reads the
+server saw during the call (one per attempt, so restarts are counted, a loop that keeps
+restarting is seen) and whether any ``latest/`` URI was read (never allowed: it mixes
+revisions). Labs, budgets and the scorecard are ``course_lib.grade``'s.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from collections.abc import Mapping
+from typing import Any, Awaitable, Callable
+
+from . import bundles
+from .bundles import MANIFEST_URI, PINNED_PREFIX, short
+from .errors import CourseError
+from .grade import Scenario, Scorecard, Verdict, load_battery, run_battery, select
+from .snapshot_lab import label, load_oracle
+
+LATEST_PREFIX = PINNED_PREFIX + "latest/"
+
+Acquire = Callable[[Any], Awaitable[Any]]
+
+
+def _as_bundle(value: Any) -> tuple[str, dict] | None:
+    """(revision, texts) from ``{"revision", "texts"}`` or a ``bundles.Bundle``; None for anything else."""
+    if isinstance(value, dict):
+        revision, texts = value.get("revision"), value.get("texts")
+    else:
+        revision, texts = getattr(value, "revision", None), getattr(value, "texts", None)
+    if isinstance(revision, str) and isinstance(texts, Mapping):
+        return revision, dict(texts)
+    return None
+
+
+def describe_bundle(revision: str, texts: dict, oracle: dict) -> tuple[bool, str]:
+    """Whether ``texts`` is exactly the fixed ``revision`` bundle, and what was returned in one line."""
+    expected = oracle.get(revision)
+    if expected is None:
+        return False, f"returned a bundle of unknown revision {revision!r}"
+    problems = [f"{short(u)} missing" for u in expected if u not in texts]
+    problems += [f"{short(u)} is not in {revision}" for u in texts if u not in expected]
+    problems += [f"{short(u)} holds the {label(texts[u], oracle)} text" for u in expected
+                 if u in texts and texts[u] != expected[u]]
+    return not problems, f"returned bundle {revision}" + (f" ({', '.join(problems)})" if problems else "")
+
+
+def _manifest_reads(n: int) -> str:
+    return f"the server saw {n} manifest read{'' if n == 1 else 's'}"
+
+
+def judge_bundle(s: Scenario, kind: str, observed: str, value: Any, sent: list, *, oracle: dict,
+                 latest_hint: str) -> Verdict:
+    """The wire facts of the call (latest/ reads, manifest reads), then its outcome."""
+    reads = [f.params.get("uri", "") for f in sent if f.method == "resources/read"]
+    latest = [short(u) for u in reads if u.startswith(LATEST_PREFIX)]
+    manifests = reads.count(MANIFEST_URI)
+    facts = []
+    if latest:
+        facts.append(f"read {', '.join(dict.fromkeys(latest))}")
+    if manifests != s.expect["manifest_reads"]:
+        facts.append(_manifest_reads(manifests))
+
+    if kind != "returned":  # raised or hung
+        passed = kind == "raised" and s.expect.get("raises", False)
+    elif (bundle := _as_bundle(value)) is None:
+        passed, observed = False, f"returned {type(value).__name__}, not {{'revision': ..., 'texts': ...}}"
+    else:
+        whole, observed = describe_bundle(*bundle, oracle)
+        if s.expect.get("raises"):
+            passed, observed = False, f"{observed} instead of raising"
+        else:
+            passed = whole and bundle[0] == s.expect["revision"]
+    hint = latest_hint if latest else s.hint
+    return Verdict(replace(s, hint=hint), passed and not facts, "; ".join(facts + [observed]))
+
+
+async def _prepare(lab, before: str | None, oracle: dict) -> None:
+    """What happens on the same client before the call: ``"acquire r1"`` reviews r1 with the chapter's reader."""
+    if before is None:
+        return
+    if before != "acquire r1":
+        raise ValueError(f"unknown preparation {before!r}")
+    bundle = await bundles.acquire(lab, oracle=oracle)
+    if bundle.revision != "r1":
+        raise CourseError(f"the preparation acquired {bundle.revision}, expected r1")
+
+
+async def grade_bundles(student: Acquire, battery: str = "bundles", *, only: list[str] | None = None,
+                        eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
+    """Grade ``async def student(lab) -> bundle`` on the battery's snapshot servers.
+
+    ``only`` restricts the battery to some scenario names, ``eras`` to some eras.
+    """
+    title, scenarios, spec = load_battery(battery)
+    scenarios = select(scenarios, only, eras)
+    before = {s["name"]: s.get("before") for s in spec["scenarios"]}
+    budget = budget or spec.get("budget_seconds", 8.0)
+    full = load_oracle()
+    oracle = {rev: full[rev] for rev in ("r1", "r2")}
+
+    def judge(s: Scenario, kind: str, observed: str, value: Any, sent: list) -> Verdict:
+        return judge_bundle(s, kind, observed, value, sent, oracle=oracle, latest_hint=spec["latest_hint"])
+
+    return await run_battery(title, scenarios, budget, lambda s, lab: student(lab),
+                             prepare=lambda s, lab: _prepare(lab, before[s.name], oracle), judge=judge,
+                             request_timeout=30)

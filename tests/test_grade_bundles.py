@@ -1,0 +1,173 @@
+"""Chapter 5's bundle grader: the reference reader passes, known-wrong readers fail at their scenario."""
+import math
+
+import pytest
+from mcp import MCPError
+
+from course_lib import bundles
+from course_lib.grade_bundles import grade_bundles
+from course_lib.student import reference_solution
+
+pytestmark = pytest.mark.anyio
+
+MIXED = "mixed: read before the edit"
+RETIRED = "retired: after a review of r1"
+EXPIRED = "expired: r1 dropped after its manifest"
+CACHED = "expired, manifest with ttlMs"
+UNAVAILABLE = "recovery also unavailable"
+INCOMPLETE = "recovery manifest incomplete"
+ALL = [MIXED, RETIRED, EXPIRED, CACHED, UNAVAILABLE, INCOMPLETE]
+
+
+def reference():
+    """``my_acquire`` exactly as the chapter's hidden solution cell defines it, after the chapter's imports."""
+    return reference_solution("05_snapshot_bundles.ipynb", "my_acquire", {"MCPError": MCPError, "bundles": bundles})
+
+
+def unavailable(exc: MCPError) -> bool:
+    return exc.error.code == bundles.UNAVAILABLE
+
+
+async def read_text(lab, uri: str, cache_mode: str = "refresh") -> str:
+    return (await lab.client.read_resource(uri, cache_mode=cache_mode)).contents[0].text
+
+
+async def attempt(lab, manifest) -> dict:
+    return {"revision": manifest.revision, "texts": {u: await read_text(lab, u) for u in manifest.uris}}
+
+
+def latest(uri: str) -> str:
+    return bundles.PINNED_PREFIX + "latest/" + uri.rsplit("/", 1)[-1]
+
+
+# -- known-wrong readers ------------------------------------------------------------------------
+
+async def patches_with_latest(lab):
+    """On -32002 fills the gap with the current text: a bundle that never existed."""
+    manifest = await bundles.read_manifest(lab)
+    texts = {}
+    for uri in manifest.uris:
+        try:
+            texts[uri] = await read_text(lab, uri)
+        except MCPError as exc:
+            if not unavailable(exc):
+                raise
+            texts[uri] = await read_text(lab, latest(uri))
+    return {"revision": manifest.revision, "texts": texts}
+
+
+def restarting(name: str, restarts: float, cache_mode: str = "refresh"):
+    """A reader that restarts on -32002 up to ``restarts`` times and takes whatever a new manifest lists."""
+    async def reader(lab):
+        done = 0
+        while True:
+            try:
+                return await attempt(lab, await bundles.read_manifest(lab, cache_mode))
+            except MCPError as exc:
+                if not unavailable(exc) or done >= restarts:
+                    raise
+                done += 1
+    reader.__name__ = name
+    return reader
+
+
+restarts_forever = restarting("restarts_forever", math.inf)
+restarts_twice = restarting("restarts_twice", 2)
+never_restarts = restarting("never_restarts", 0)  # raises on the first -32002
+skips_membership = restarting("skips_membership", 1)  # one restart, but no check of the new manifest
+trusts_the_cache = restarting("trusts_the_cache", 1, "use")  # manifests may come from the response cache
+
+
+async def reads_latest(lab):
+    """Reads the manifest, then the latest/ URI of each document instead of the pinned one."""
+    manifest = await bundles.read_manifest(lab)
+    return {"revision": manifest.revision, "texts": {u: await read_text(lab, latest(u)) for u in manifest.uris}}
+
+
+async def returns_partial(lab):
+    """Stops at the -32002 and returns the texts read so far."""
+    manifest = await bundles.read_manifest(lab)
+    texts = {}
+    for uri in manifest.uris:
+        try:
+            texts[uri] = await read_text(lab, uri)
+        except MCPError:
+            break
+    return {"revision": manifest.revision, "texts": texts}
+
+
+async def texts_only(lab):
+    return (await attempt(lab, await bundles.read_manifest(lab)))["texts"]
+
+
+# -- tests -------------------------------------------------------------------------------------
+
+async def test_reference_solution_passes_everything():
+    card = await grade_bundles(reference())
+    assert card.passed, card.text()
+    assert len(card.verdicts) == 12  # 6 scenarios x 2 eras
+    assert {v.scenario.era for v in card.verdicts} == {"legacy", "2026-07-28"}
+    assert [v.scenario.name for v in card.verdicts[::2]] == ALL
+    assert card.text().endswith("12/12 scenarios pass — well done.")
+
+
+async def test_the_chapters_own_reader_returns_an_accepted_bundle():
+    card = await grade_bundles(bundles.acquire, only=[EXPIRED, INCOMPLETE], eras=["2026-07-28"])
+    assert card.passed, card.text()
+
+
+@pytest.mark.parametrize("solution, failing, passing, observed", [
+    (patches_with_latest, [EXPIRED], [MIXED],
+     "read latest/requirements, latest/design; the server saw 1 manifest read; returned bundle r1 "
+     "(r1/requirements holds the r2 text, r1/design holds the r2 text)"),
+    (restarts_twice, [UNAVAILABLE], [MIXED, EXPIRED],
+     "the server saw 3 manifest reads; raised MCPError -32002: Snapshot unavailable"),
+    (returns_partial, [EXPIRED], [MIXED, RETIRED],
+     "the server saw 1 manifest read; returned bundle r1 (r1/requirements missing, r1/design missing)"),
+    (never_restarts, [EXPIRED, UNAVAILABLE, INCOMPLETE], [MIXED, RETIRED],
+     "the server saw 1 manifest read; raised MCPError -32002: Snapshot unavailable"),
+    (skips_membership, [INCOMPLETE], [EXPIRED, UNAVAILABLE],
+     "returned bundle r2 (r2/design missing) instead of raising"),
+    (texts_only, [MIXED], [],
+     "returned dict, not {'revision': ..., 'texts': ...}"),
+])
+async def test_wrong_readers_are_flagged_at_their_scenario(solution, failing, passing, observed):
+    card = await grade_bundles(solution, only=failing + passing, eras=["legacy"], budget=4)
+    first = card.verdict_of(failing[0])
+    assert first.observed.startswith(observed), first.observed
+    assert [v.scenario.name for v in card.failures()] == failing, card.text()
+    assert all(v.scenario.hint for v in card.failures())
+    assert "FAIL" in card.text() and "expected" in card.text()
+
+
+async def test_a_reader_that_restarts_forever_is_stopped_within_the_budget():
+    card = await grade_bundles(restarts_forever, only=[EXPIRED, UNAVAILABLE], eras=["legacy"], budget=1.5)
+    assert card.verdict_of(EXPIRED).passed, card.text()
+    verdict = card.verdict_of(UNAVAILABLE)
+    assert not verdict.passed
+    manifests, outcome = verdict.observed.split("; ")
+    assert int(manifests.removeprefix("the server saw ").removesuffix(" manifest reads")) > 2
+    assert outcome == "no result within 1.5 s (a loop that never ends?)"
+
+
+async def test_latest_reads_fail_every_scenario_with_the_latest_hint():
+    card = await grade_bundles(reads_latest, only=[MIXED, RETIRED, EXPIRED], eras=["legacy"])
+    assert not any(v.passed for v in card.verdicts)
+    assert card.verdict_of(MIXED).observed == ("read latest/requirements, latest/design; "
+                                               "returned bundle r1 (r1/design holds the r2 text)")
+    # Even when the texts happen to be right, the latest/ reads on the wire are the failure.
+    assert card.verdict_of(RETIRED).observed == "read latest/requirements, latest/design; returned bundle r2"
+    assert {v.scenario.hint for v in card.verdicts} == {card.verdict_of(MIXED).scenario.hint}
+    assert "latest/" in card.verdict_of(MIXED).scenario.hint
+
+
+async def test_a_cached_manifest_fails_only_where_the_server_sends_ttl():
+    card = await grade_bundles(trusts_the_cache, only=[EXPIRED, CACHED])
+    assert [(v.scenario.name, v.scenario.era) for v in card.failures()] == [(CACHED, "2026-07-28")], card.text()
+    assert card.verdict_of(CACHED, "2026-07-28").observed.startswith(
+        "the server saw 1 manifest read; raised MCPError -32002")
+
+
+async def test_unknown_scenario_is_a_clear_error():
+    with pytest.raises(ValueError, match="no scenario named"):
+        await grade_bundles(never_restarts, only=["nope"])
