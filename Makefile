@@ -23,15 +23,16 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) $(LAB_ARGS)
 
 ## test: set up and run the whole suite (course_lib tests + strict nbval on every chapter),
-##       then a short real-browser check (two chapters, one with widgets) when Chromium is installed
+##       then a short real-browser check (two chapters with widgets, and the stale-widget probe)
+##       when Chromium is installed
 BROWSER_SMOKE := notebooks/00_orientation.ipynb notebooks/02_cursor_failures.ipynb
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 	@# Headless widget rendering can lose a race on a loaded machine: the smoke gets one second try.
 	@if [ -x "$(CHROMIUM)" ]; then \
-	   $(MAKE) --no-print-directory browser-check BROWSER_ARGS=--no-probe BROWSER_NOTEBOOKS="$(BROWSER_SMOKE)" || \
+	   $(MAKE) --no-print-directory browser-check BROWSER_NOTEBOOKS="$(BROWSER_SMOKE)" || \
 	   { echo "browser smoke failed once; second try"; \
-	     $(MAKE) --no-print-directory browser-check BROWSER_ARGS=--no-probe BROWSER_NOTEBOOKS="$(BROWSER_SMOKE)"; }; \
+	     $(MAKE) --no-print-directory browser-check BROWSER_NOTEBOOKS="$(BROWSER_SMOKE)"; }; \
 	 else echo "browser check skipped: no Chromium at $(CHROMIUM) (apt-get install -y chromium)"; fi
 
 ## browser-check: run every chapter in JupyterLab in headless Chromium; screenshots in screenshots/

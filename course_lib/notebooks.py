@@ -50,6 +50,36 @@ def normalise(nb) -> None:
     annotate(nb)
 
 
+def stored_text(path: Path, source_contains: str) -> str:
+    """The committed text outputs of the one code cell whose source contains ``source_contains``.
+
+    nbval re-executes every chapter and fails on any difference, so a test may read a verdict
+    from the stored outputs instead of computing it a second time.
+    """
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    cells = [c for c in nb.cells if c.cell_type == "code" and source_contains in c.source]
+    if len(cells) != 1:
+        raise ValueError(f"{len(cells)} cells of {path.name} contain {source_contains!r}, expected 1")
+    return "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cells[0].outputs)
+
+
+def stored_rows(path: Path, source_contains: str) -> list[dict[str, str]]:
+    """The rows of the ``display.Table`` that cell stored, as ``{column: text}`` (a title line is skipped)."""
+    lines = stored_text(path, source_contains).rstrip("\n").splitlines()
+    rule = next(i for i, line in enumerate(lines) if line and set(line) <= {"-", " "})
+    spans, start = [], 0
+    for dashes in lines[rule].split("  "):
+        if dashes:
+            spans.append((start, start + len(dashes)))
+        start += len(dashes) + 2
+    header = lines[rule - 1]
+    names = [header[a:b].strip() for a, b in spans]
+    return [{n: line[a:b + 1].strip() if i + 1 < len(spans) else line[a:].strip()
+             for i, (n, (a, b)) in enumerate(zip(names, spans))} for line in lines[rule + 1:]]
+
+
 def execute(path: Path) -> None:
     import nbformat
     from nbclient import NotebookClient

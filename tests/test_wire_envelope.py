@@ -1,37 +1,38 @@
 """The strict line client and the envelope controls, against the hand-written oracle
 fixtures/atlas/envelope_controls.json: a real atlas session is captured, then replayed
-through a stand-in server with one damaged reply at a time, in normal and ``python -O``."""
+through a stand-in server with one damaged reply at a time, in normal and ``python -O``.
+
+Chapter 4 runs the replays, the assert-based checker and six process faults, and nbval
+re-executes it against its stored tables; these tests hold those stored rows to the oracle
+(so each replay process runs once per suite) and run the one fault the chapter does not show.
+"""
 import json
 
 import anyio
 import pytest
 
 from course_lib.envelope import capture, check_reply_with_asserts, run_controls
-from course_lib.paths import fixture
+from course_lib.notebooks import stored_rows
+from course_lib.paths import NOTEBOOKS, fixture
 from course_lib.wire import CHECKS, LineClient, WireError, check_reply
 
 pytestmark = pytest.mark.anyio
 
 ORACLE = json.loads(fixture("atlas", "envelope_controls.json").read_text(encoding="utf-8"))
 REPLAYS = [(row, mode) for row in ORACLE["replays"] for mode in ORACLE["modes"]]
+CHAPTER = NOTEBOOKS / "04_resources_and_uris.ipynb"
+
+
+def chapter_rows(cell: str) -> list[dict[str, str]]:
+    return stored_rows(CHAPTER, cell)
 
 
 @pytest.fixture(scope="module")
-def controls():
-    """One real capture, then every replay: 7 cases x 2 modes with the strict client, the
-    tempting assert-based checker under -O, and the process faults."""
-    async def run():
-        recorded = await capture("legacy")
-        strict = await run_controls(recorded, [r["case"] for r in ORACLE["replays"]], modes=ORACLE["modes"])
-        asserts = await run_controls(recorded, [r["case"] for r in ORACLE["asserts_checker_under_O"]],
-                                     modes=("-O",), checkers=("asserts",))
-        faults = await run_controls(recorded, [r["case"] for r in ORACLE["process_faults"]], modes=("normal",))
-        return recorded, strict, asserts, faults
-    return anyio.run(run)
+def recorded():
+    return anyio.run(capture, "legacy")
 
 
-def test_capture_is_a_clean_real_session(controls):
-    recorded, *_ = controls
+def test_capture_is_a_clean_real_session(recorded):
     requests = [x for x in recorded["exchanges"] if "reply" in x]
     assert len(requests) == ORACLE["session"]["requests"]
     assert len(recorded["exchanges"]) - len(requests) == ORACLE["session"]["notifications"]
@@ -50,36 +51,35 @@ async def test_capture_in_the_stateless_era():
 
 
 @pytest.mark.parametrize("row,mode", REPLAYS, ids=[f"{r['case']}[{m}]" for r, m in REPLAYS])
-def test_replay_fails_at_its_named_check(controls, row, mode):
-    _, strict, _, _ = controls
-    [run] = [r for r in strict if (r.case, r.mode) == (row["case"], mode)]
-    assert run.failed_at == row["fails_at"], run.message
-    assert run.started is row["started"]
-    assert run.replies_checked == row["replies_checked"]
+def test_replay_fails_at_its_named_check(row, mode):
+    runs = {(r["case"], r["interpreter"]): r for r in chapter_rows("runs = await run_controls(recorded, cases)")}
+    assert len(runs) == len(REPLAYS)
+    run = runs[row["case"], mode]
+    assert run["stopped at"] == row["fails_at"]
+    assert run["process started"] == str(row["started"])
+    assert run["replies accepted"] == str(row["replies_checked"])
     # The interpreter really was (not) optimised: -O strips assert statements.
-    assert run.optimize == (1 if mode == "-O" else 0)
-    assert run.asserts_active is (mode == "normal")
-    if row["started"]:
-        assert run.exit_clean is True  # the stand-in exited by itself after stdin EOF, silently
-    else:
-        assert run.exit_clean is None  # stopped before any process existed
+    assert run["asserts active"] == str(mode == "normal")
+    # Started: the stand-in exited by itself after stdin EOF, silently; else no process existed.
+    assert run["clean exit"] == ("True" if row["started"] else "")
 
 
-def test_the_controls_catch_an_assert_based_client(controls):
+def test_the_controls_catch_an_assert_based_client():
     """Control of the controls: the same replays with ``assert`` checks under -O pass or fail elsewhere."""
-    _, _, asserts, _ = controls
-    assert [(r.case, r.failed_at) for r in asserts] == \
+    rows = [r for r in chapter_rows("naive = await run_controls(") if r["interpreter"] == "-O"]
+    assert [(r["damaged reply"], r["outcome"]) for r in rows] == \
         [(row["case"], row["fails_at"]) for row in ORACLE["asserts_checker_under_O"]]
-    assert all(r.optimize == 1 and r.asserts_active is False for r in asserts)
+    assert all(r["assert statements active"] == "False" for r in rows)
 
 
-def test_process_faults_fail_at_their_checks(controls):
-    _, _, _, faults = controls
-    assert [(r.case, r.failed_at) for r in faults] == \
-        [(row["case"], row["fails_at"]) for row in ORACLE["process_faults"]]
-    assert all(r.started for r in faults)
-    assert all(r.exit_clean is False for r in faults if r.case not in ("mute",))
-    [mismatch] = [r for r in faults if r.case == "request-mismatch"]
+async def test_process_faults_fail_at_their_checks(recorded):
+    shown = [(r["server fault"], r["stopped at"]) for r in chapter_rows("faults = await run_controls(")]
+    oracle = [(row["case"], row["fails_at"]) for row in ORACLE["process_faults"]]
+    assert shown == [x for x in oracle if x[0] != "request-mismatch"]
+    # The one fault the chapter does not show runs here.
+    [mismatch] = await run_controls(recorded, ["request-mismatch"], modes=("normal",))
+    assert (mismatch.case, mismatch.failed_at) in oracle
+    assert mismatch.started and mismatch.exit_clean is False
     # exchanges[3] is request 3 (the first read): initialize and resources/list were answered, then
     # the stand-in refused the request it had not recorded and quit without a reply.
     assert mismatch.replies_checked == 2
