@@ -16,6 +16,13 @@ a per-lab socket, so the launcher sees the same pid, return code and process gro
 cold launch. It dies with its parent: EOF on the control socket, PR_SET_PDEATHSIG and a
 periodic parent check all end it, and on the way out it stops whatever children are left.
 
+A test run shares one fork server: the pytest process that starts the run (``share``) starts
+it and publishes its address in ``COURSE_FORKSERVER``; pytest workers and the notebook kernels
+they start connect to it instead of warming one each. Every connection gets its own forks,
+and when a connection ends (its process exited or died) the children it started are stopped.
+A process whose environment differs in what only an interpreter start applies (another run,
+another copy of the course) does not share: it starts its own, as before.
+
 ``connect`` falls back to the cold launch when the fast path is switched off
 (``COURSE_FAST_LAUNCH=0``), unavailable (no fork, no Unix sockets), broken (the fork server
 died or failed to start), or when the lab's environment changes something only an interpreter
@@ -23,6 +30,7 @@ start can apply (``PYTHON*``, locale, the run tag).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import selectors
@@ -44,6 +52,7 @@ from .launch import _Process, pid_alive, server_env
 from .paths import ROOT
 
 SWITCH = "COURSE_FAST_LAUNCH"  # "0" turns the fast path off; connect then always starts cold
+SHARED = "COURSE_FORKSERVER"  # "ADDRESS PID KEY" of the run's shared fork server (set by ``share``)
 READY_TIMEOUT = 30.0  # the fork server's own imports, on a busy machine
 REPLY_TIMEOUT = 10.0  # fork and report a pid
 SHUTDOWN_GRACE = 1.0  # children get this long to exit by themselves when the fork server stops
@@ -66,26 +75,18 @@ def enabled() -> bool:
         and hasattr(socket, "AF_UNIX") and hasattr(socket, "SOCK_SEQPACKET")
 
 
-class _Handle:
-    """The running fork server as its parent sees it."""
+def _key(env: dict[str, str]) -> str:
+    """What a fork server fixes for its children at start-up; processes share one only if equal."""
+    fixed = sorted((k, v) for k, v in env.items() if _fixed_at_fork(k))
+    return hashlib.sha256(json.dumps(fixed).encode()).hexdigest()[:16]
 
-    def __init__(self, env: dict[str, str]):
-        self.env = env
-        self.owner = os.getpid()
-        self.state = "starting"  # -> "ready" | "broken"
-        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "course_lib.forkserver", str(theirs.fileno()), str(os.getpid())],
-                # Pipes, like a lab's stdin/stdout, so the children's sys.stdin/stdout objects
-                # were created for the same kind of file as after a cold start.
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                env=env, cwd=str(ROOT), pass_fds=(theirs.fileno(),), start_new_session=True)
-        finally:
-            theirs.close()
-        self.proc.stdin.close()
-        self.proc.stdout.close()
-        self.sock.setblocking(False)
+
+class _Link:
+    """This process's line to a fork server: its control socket and the ``ready`` handshake."""
+
+    sock: socket.socket
+    env: dict[str, str]
+    pid: int
 
     async def ready(self) -> bool:
         with anyio.move_on_after(READY_TIMEOUT):
@@ -102,6 +103,34 @@ class _Handle:
             self.state = "broken"
         return self.state == "ready"
 
+
+class _Handle(_Link):
+    """A fork server this process started (and owns): it ends when this process closes it or dies."""
+
+    def __init__(self, env: dict[str, str], listener: socket.socket | None = None):
+        self.env = env
+        self.owner = os.getpid()
+        self.state = "starting"  # -> "ready" | "broken"
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        passed = [theirs.fileno()] + ([listener.fileno()] if listener is not None else [])
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "course_lib.forkserver", *map(str, passed[:1]), str(os.getpid()),
+                 *map(str, passed[1:])],
+                # Pipes, like a lab's stdin/stdout, so the children's sys.stdin/stdout objects
+                # were created for the same kind of file as after a cold start.
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=env, cwd=str(ROOT), pass_fds=passed, start_new_session=True)
+        finally:
+            theirs.close()
+        self.pid = self.proc.pid
+        self.proc.stdin.close()
+        self.proc.stdout.close()
+        self.sock.setblocking(False)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
     def close(self) -> None:
         self.state = "broken"
         self.sock.close()  # EOF: the fork server stops its children and exits
@@ -112,36 +141,117 @@ class _Handle:
             self.proc.wait()
 
 
-_handle: _Handle | None = None
+class _Client(_Link):
+    """A connection to the run's shared fork server (started by another process)."""
+
+    def __init__(self, env: dict[str, str], address: str, pid: int):
+        self.env = env
+        self.owner = os.getpid()
+        self.state = "starting"
+        self.pid = pid
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.sock.connect("\0" + address)
+        except OSError:
+            self.sock.close()
+            raise
+        self.sock.setblocking(False)
+
+    def alive(self) -> bool:
+        return pid_alive(self.pid)
+
+    def close(self) -> None:
+        self.state = "broken"
+        self.sock.close()  # EOF: the fork server stops the children this connection started
+
+
+def _shared(env: dict[str, str]) -> tuple[str, int] | None:
+    """(address, pid) of the run's shared fork server, if there is one this process may use."""
+    try:
+        address, pid, key = os.environ[SHARED].split()
+        pid = int(pid)
+    except (KeyError, ValueError):
+        return None
+    return (address, pid) if key == _key(env) and pid != os.getpid() else None
+
+
+_handle: _Handle | _Client | None = None
 _handle_lock = threading.Lock()
 _atexit_registered = False
 
 
-def _current() -> _Handle | None:
-    """The fork server for this process, started on first use; None if it is broken."""
-    global _handle, _atexit_registered
+def _base_env() -> dict[str, str]:
+    """The base environment of every lab (the leak check reads it from /proc, where a forked
+    child still shows its parent's), without any one lab's additions."""
+    env = server_env(Path(tempfile.gettempdir()))
+    del env["COURSE_LAB_DIR"]
+    return env
+
+
+def _current() -> _Handle | _Client | None:
+    """The fork server for this process (the run's shared one, or its own started on first
+    use); None if it is broken."""
+    global _handle
     with _handle_lock:
         if _handle is not None and _handle.owner != os.getpid():
             _handle = None  # a forked copy of the parent must not share the parent's fork server
         if _handle is None:
-            # The base environment of every lab (the leak check reads it from /proc, where a
-            # forked child still shows its parent's), without any one lab's additions.
-            env = server_env(Path(tempfile.gettempdir()))
-            del env["COURSE_LAB_DIR"]
-            try:
-                _handle = _Handle(env)
-            except OSError:
-                return None
-            if not _atexit_registered:
-                import atexit
+            env = _base_env()
+            shared = _shared(env)
+            if shared is not None:
+                try:
+                    _handle = _Client(env, *shared)
+                except OSError:
+                    _handle = None  # gone: start one of our own
+            if _handle is None:
+                try:
+                    _handle = _Handle(env)
+                except OSError:
+                    return None
+        handle = _handle
+    _register_atexit()
+    return None if handle.state == "broken" else handle
 
-                atexit.register(shutdown)
-                _atexit_registered = True
-        return None if _handle.state == "broken" else _handle
+
+def _register_atexit() -> None:
+    global _atexit_registered
+    if not _atexit_registered:
+        import atexit
+
+        atexit.register(shutdown)
+        _atexit_registered = True
+
+
+def share() -> None:
+    """Start this process's fork server now and let every process it starts use it.
+
+    Called once by the pytest process that starts a run with workers: the workers and the
+    kernels they start inherit ``COURSE_FORKSERVER`` and connect to it.
+    """
+    global _handle
+    if not enabled() or not sys.platform.startswith("linux"):  # abstract socket names are Linux's
+        return
+    with _handle_lock:
+        if _handle is not None:
+            return
+        env = _base_env()
+        address = f"course-forkserver-{os.getpid()}-{os.urandom(6).hex()}"
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            listener.bind("\0" + address)
+            listener.listen(64)
+            _handle = _Handle(env, listener)
+        except OSError:
+            return
+        finally:
+            listener.close()  # the fork server holds it now
+        os.environ[SHARED] = f"{address} {_handle.pid} {_key(env)}"
+    _register_atexit()
 
 
 def shutdown() -> None:
-    """Stop this process's fork server (and any child it still has); the next lab starts a new one."""
+    """Stop this process's fork server (and any child it still has), or leave the shared one;
+    the next lab starts or joins one again."""
     global _handle
     with _handle_lock:
         handle, _handle = _handle, None
@@ -150,11 +260,11 @@ def shutdown() -> None:
 
 
 def running_pid() -> int | None:
-    """Pid of this process's fork server, if one is running (for tests and the benchmark)."""
+    """Pid of the fork server this process uses, if one is running (for tests and the benchmark)."""
     handle = _handle
-    if handle is None or handle.owner != os.getpid() or handle.proc.poll() is not None:
+    if handle is None or handle.owner != os.getpid() or not handle.alive():
         return None
-    return handle.proc.pid
+    return handle.pid
 
 
 async def spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr):
@@ -374,8 +484,11 @@ def _child(request: dict, fds: list[int], closing: list) -> None:
     os._exit(1)  # run() never returns
 
 
-def serve_forks(control_fd: int, parent: int) -> None:
+def serve_forks(control_fd: int, parent: int, listen_fd: int | None = None) -> None:
+    """Fork a server for each request on the control socket (and, when shared, on each
+    connection accepted on ``listen_fd``) until the parent closes the control socket or dies."""
     control = socket.socket(fileno=control_fd)
+    listener = socket.socket(fileno=listen_fd) if listen_fd is not None else None
     _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the parent's business
     try:
@@ -396,7 +509,11 @@ def serve_forks(control_fd: int, parent: int) -> None:
     selector = selectors.DefaultSelector()
     selector.register(control, selectors.EVENT_READ)
     selector.register(wake, selectors.EVENT_READ)
-    children: dict[int, socket.socket] = {}
+    if listener is not None:
+        selector.register(listener, selectors.EVENT_READ)
+    children: dict[int, socket.socket] = {}  # pid -> the lab's status socket
+    started_by: dict[int, socket.socket] = {}  # pid -> the connection that asked for it
+    clients: list[socket.socket] = []  # accepted connections of other processes of the run
     control.send(b"ready")
 
     def reap() -> None:
@@ -407,6 +524,7 @@ def serve_forks(control_fd: int, parent: int) -> None:
                 return
             if pid == 0:
                 return
+            started_by.pop(pid, None)
             lab = children.pop(pid, None)
             if lab is not None:
                 try:
@@ -415,50 +533,78 @@ def serve_forks(control_fd: int, parent: int) -> None:
                     pass
                 lab.close()
 
+    def fork_for(conn: socket.socket, message: bytes, fds: list[int]) -> None:
+        lab = socket.socket(fileno=fds[3])
+        try:
+            request = json.loads(message)
+            pid = os.fork()
+        except (OSError, ValueError) as exc:
+            try:
+                lab.send(json.dumps({"error": str(exc)}).encode())
+            except OSError:
+                pass
+            lab.close()
+            pid = None
+        if pid == 0:
+            _child(request, fds, [control, *([listener] if listener else []), *clients, selector, wake, wake_w,
+                                  lab, *children.values()])
+        for fd in fds[:3]:
+            os.close(fd)
+        if pid:
+            children[pid] = lab
+            started_by[pid] = conn
+            try:
+                lab.send(json.dumps({"pid": pid}).encode())
+            except OSError:
+                pass
+
     running = True
     while running and os.getppid() == parent:
         for key, _ in selector.select(timeout=PARENT_CHECK):
-            if key.fileobj is wake:
+            conn = key.fileobj
+            if conn is wake:
                 try:
                     wake.read(4096)
                 except BlockingIOError:
                     pass
                 continue
+            if conn is listener:
+                try:
+                    client, _ = listener.accept()
+                    client.send(b"ready")
+                except OSError:
+                    continue
+                clients.append(client)
+                selector.register(client, selectors.EVENT_READ)
+                continue
             try:
-                message, fds, flags, _ = socket.recv_fds(control, _MAX_REQUEST, 8)
+                message, fds, flags, _ = socket.recv_fds(conn, _MAX_REQUEST, 8)
             except OSError:
                 message, fds, flags = b"", [], 0
             if not message and not fds:
-                running = False  # the parent closed the control socket (or died)
-                break
+                if conn is control:
+                    running = False  # the parent closed the control socket (or died)
+                    break
+                # Another process of the run is gone: so are the servers it started.
+                selector.unregister(conn)
+                clients.remove(conn)
+                conn.close()
+                for pid in [pid for pid, by in started_by.items() if by is conn]:
+                    try:
+                        os.killpg(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                continue
             if len(fds) != 4 or flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
                 for fd in fds:
                     os.close(fd)
                 continue
-            lab = socket.socket(fileno=fds[3])
-            try:
-                request = json.loads(message)
-                pid = os.fork()
-            except (OSError, ValueError) as exc:
-                try:
-                    lab.send(json.dumps({"error": str(exc)}).encode())
-                except OSError:
-                    pass
-                lab.close()
-                pid = None
-            if pid == 0:
-                _child(request, fds, [control, selector, wake, wake_w, lab, *children.values()])
-            for fd in fds[:3]:
-                os.close(fd)
-            if pid:
-                children[pid] = lab
-                try:
-                    lab.send(json.dumps({"pid": pid}).encode())
-                except OSError:
-                    pass
+            fork_for(conn, message, fds)
         reap()
 
     # Parent gone or done: whatever is left gets a moment to finish, then its group is killed.
+    for client in clients:
+        client.close()
     deadline = time.monotonic() + SHUTDOWN_GRACE
     while children and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -474,5 +620,5 @@ def serve_forks(control_fd: int, parent: int) -> None:
 
 
 if __name__ == "__main__":
-    serve_forks(int(sys.argv[1]), int(sys.argv[2]))
+    serve_forks(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else None)
     os._exit(0)

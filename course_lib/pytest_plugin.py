@@ -1,6 +1,7 @@
 """pytest plugin of the course (loaded from pyproject's addopts).
 
 * points nbval at the course's single sanitizer file, wherever pytest is started from;
+* in a run with workers, starts the one fork server they and their kernels share;
 * fails the run if any course server process (or fork server) is still alive at the end (leak check).
 """
 from __future__ import annotations
@@ -24,6 +25,12 @@ def pytest_configure(config):
         config.option.nbval_sanitize_with = str(SANITIZER)
     # Every server started in this run (from tests or notebook kernels) inherits this tag.
     os.environ.setdefault(RUN_VAR, secrets.token_hex(8))
+    if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
+        # A run with workers warms one fork server for all of them and their kernels, now,
+        # while the workers start (instead of one per worker and per kernel, each on first use).
+        from . import forkserver
+
+        forkserver.share()
 
 
 def surviving_servers(tag: str | None = None) -> list[tuple[int, str]]:

@@ -22,6 +22,16 @@ pytestmark = pytest.mark.anyio
 PER_PROCESS = ("pid", "ppid", "pgid", "sid")
 
 
+@pytest.fixture
+def own_fork_server(monkeypatch):
+    """For tests that kill, restart or share a fork server: one of this process's own, never
+    the one the run's workers share."""
+    forkserver.shutdown()  # leave the shared one (a connection only; it keeps running)
+    monkeypatch.delenv(forkserver.SHARED, raising=False)
+    yield
+    forkserver.shutdown()
+
+
 async def probe(**options) -> tuple:
     async with connect("probe", **options) as lab:
         result = await lab.client.call_tool("process", {})
@@ -109,7 +119,7 @@ async def test_settings_only_a_fresh_interpreter_applies_start_cold():
     assert facts["environ"]["PYTHONHASHSEED"] == "7"
 
 
-async def test_when_the_fork_server_dies_labs_close_cleanly_and_start_cold_until_restart():
+async def test_when_the_fork_server_dies_labs_close_cleanly_and_start_cold_until_restart(own_fork_server):
     try:
         async with connect("catalog") as lab:
             os.kill(forkserver.running_pid(), signal.SIGKILL)
@@ -140,8 +150,9 @@ anyio.run(main)
 
 @pytest.mark.parametrize("ending", ["exits", "killed"])
 async def test_nothing_outlives_the_parent(ending):
+    env = {k: v for k, v in os.environ.items() if k != forkserver.SHARED}  # it starts its own
     done = await anyio.run_process([sys.executable, "-c", PARENT, ending], check=False,
-                                   env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                                   env=dict(env, PYTHONPATH=str(ROOT)))
     assert done.returncode == (-signal.SIGKILL if ending == "killed" else 0), done.stderr.decode()[-500:]
     pids = [int(p) for p in done.stdout.split()]
     assert len(pids) == 2
@@ -155,3 +166,47 @@ async def test_a_missing_server_fails_before_any_fork():
     with pytest.raises(LaunchError, match="no course server named"):
         async with connect("nope"):
             pass
+
+
+SHARING = """
+import os, signal, sys, anyio
+from course_lib import connect, forkserver
+async def main():
+    async with connect("catalog") as lab:
+        print(forkserver.running_pid(), lab.pid, lab.launch_path, flush=True)
+        if sys.argv[1] == "killed":
+            os.kill(os.getpid(), signal.SIGKILL)
+anyio.run(main)
+"""
+
+
+async def test_a_shared_fork_server_serves_another_process_and_outlives_none_of_its_servers(own_fork_server):
+    """What a run with workers does: one process shares its fork server, another forks through
+    it and dies; the servers it started go with it, the shared fork server stays."""
+    forkserver.share()
+    owner = forkserver.running_pid()
+    address, pid, key = os.environ[forkserver.SHARED].split()
+    assert int(pid) == owner
+    try:
+        done = await anyio.run_process([sys.executable, "-c", SHARING, "killed"], check=False,
+                                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-500:]
+        used, server, path = done.stdout.decode().split()
+        assert (int(used), path) == (owner, "fast")  # it forked through the shared one
+        deadline = time.monotonic() + 5
+        while alive(int(server)) and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+        assert not alive(int(server)) and alive(owner)
+    finally:
+        forkserver.shutdown()
+    assert not alive(owner)
+
+
+def test_only_a_process_of_the_same_run_and_course_copy_shares(monkeypatch):
+    env = forkserver._base_env()
+    monkeypatch.setenv(forkserver.SHARED, f"course-forkserver-x 1 {forkserver._key(env)}")
+    assert forkserver._shared(env) == ("course-forkserver-x", 1)
+    for other in ({"COURSE_LAB_RUN": "another-run"}, {"PYTHONPATH": "/tmp/a-copy-of-the-course"}):
+        assert forkserver._shared(dict(env, **other)) is None
+    monkeypatch.setenv(forkserver.SHARED, f"course-forkserver-x {os.getpid()} {forkserver._key(env)}")
+    assert forkserver._shared(env) is None  # the process that shares it owns it

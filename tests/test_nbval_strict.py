@@ -17,6 +17,8 @@ def test_a_wrong_stored_output_fails_the_suite(tmp_path):
                 output["text"] = output["text"].replace("2025-11-25", "2024-11-05")
                 target = index
     assert target is not None, "the chapter no longer prints the negotiated protocol"
+    # The cells after the damaged one cannot change the verdict: the copy ends there.
+    nb.cells = nb.cells[:nb.cells.index(code_cells[target]) + 1]
     copy = tmp_path / "00_orientation.ipynb"
     nbformat.write(nb, copy)
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",

@@ -241,8 +241,13 @@ def test_stale_output_mismatch(tmp_path):
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
     env["PYTHONPATH"] = str(ROOT)
-    command = [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-p", "no:cacheprovider",
-               "-c", str(tmp_path / "pytest.ini"), str(path)]
+    # Plain pytest with nbval, as a student would run it; only the course's start-up deferral
+    # (and no hypothesis plugin) keeps each of the two runs from paying seconds of imports.
+    startup = ROOT / "course_lib" / "_startup.py"  # loaded alone: the package would import the SDK
+    command = [sys.executable, "-c", "import importlib.util as u, sys, pytest; "
+               f"s = u.spec_from_file_location('course_startup', {str(startup)!r}); m = u.module_from_spec(s); "
+               "s.loader.exec_module(m); m.defer(); sys.exit(pytest.main(sys.argv[1:]))", "--nbval", "--nbval-current-env", "-p", "no:cacheprovider",
+               "-p", "no:hypothesispytest", "-c", str(tmp_path / "pytest.ini"), str(path)]
     failed = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert failed.returncode == 1 and "mismatch 'stdout'" in failed.stdout
     execute(path)  # what `make regen NB=...` does for one chapter
