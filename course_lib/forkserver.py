@@ -63,7 +63,14 @@ _PDEATHSIG = signal.SIGUSR1
 
 
 def _fixed_at_fork(name: str) -> bool:
-    """Variables that only an interpreter start (or the leak check's /proc view) can apply."""
+    """Variables that only an interpreter start (or the leak check's /proc view) can apply.
+
+    ``PYTHONPATH`` is not one of them: a lab that names another copy of the course (a negative
+    control's edited copy) gets a child that drops the pre-imported ``course_lib`` and imports
+    the copy's, as a fresh interpreter would (see ``_use_course_copy``).
+    """
+    if name == "PYTHONPATH":
+        return False
     return name.startswith(("PYTHON", "LC_")) or name in ("LANG", "COURSE_LAB_RUN", "COURSE_LAB_SERVER")
 
 
@@ -451,6 +458,20 @@ def _die_with_parent(parent: int) -> None:
         pass  # no prctl: EOF on the control socket and the periodic check remain
 
 
+def _use_course_copy(warmed: str, wanted: str) -> None:
+    """In a child whose lab names another ``PYTHONPATH``: put it where the interpreter would
+    (right after the script's directory) and forget every ``course_lib`` module imported before
+    the fork, so the server imports the copy's code. The SDK stays imported: copies of the
+    course share it, and it never imports ``course_lib``."""
+    import importlib
+
+    old = [p for p in warmed.split(os.pathsep) if p]
+    sys.path[1:] = [p for p in wanted.split(os.pathsep) if p] + [p for p in sys.path[1:] if p not in old]
+    for name in [n for n in sys.modules if n == "course_lib" or n.startswith("course_lib.")]:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+
+
 def _child(request: dict, fds: list[int], closing: list) -> None:
     """In the forked child: become the lab's server process. Never returns."""
     try:
@@ -467,13 +488,16 @@ def _child(request: dict, fds: list[int], closing: list) -> None:
             if fd > 2:
                 os.close(fd)
         os.chdir(request["cwd"])
+        warmed_path = os.environ.get("PYTHONPATH", "")
         os.environ.clear()
         os.environ.update(request["env"])
         argv = request["argv"]
+        sys.path[0] = os.getcwd()  # what ``python -m`` puts first
+        if os.environ.get("PYTHONPATH", "") != warmed_path:
+            _use_course_copy(warmed_path, os.environ.get("PYTHONPATH", ""))
         import course_lib.servers.__main__ as entry
 
         sys.argv = [entry.__file__, *argv[3:]]
-        sys.path[0] = os.getcwd()  # what ``python -m`` puts first
     except BaseException:
         try:
             sys.excepthook(*sys.exc_info())  # lands in the lab's stderr log once fd 2 is moved

@@ -49,7 +49,7 @@ async def test_caller_exception_propagates_unwrapped_and_cleans_up(era):
 async def test_lab_budget_ends_a_stuck_block():
     entered = []
     with pytest.raises(LabTimeout) as caught:
-        async with connect("catalog", lab_timeout=8) as lab:
+        async with connect("catalog", lab_timeout=4) as lab:
             entered.append(lab)
             await anyio.sleep(60)
     assert caught.value.details["budget"] == "lab"

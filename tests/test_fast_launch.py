@@ -11,7 +11,7 @@ import anyio
 import mcp_types as types
 import pytest
 
-from course_lib import LaunchError, ServerCrashed, connect, forkserver, walk
+from course_lib import LaunchError, ServerCrashed, connect, forkserver, negative, walk
 from course_lib.pytest_plugin import surviving_servers
 from course_lib.launch import pid_alive as alive
 from course_lib.paths import ROOT
@@ -202,11 +202,27 @@ async def test_a_shared_fork_server_serves_another_process_and_outlives_none_of_
     assert not alive(owner)
 
 
-def test_only_a_process_of_the_same_run_and_course_copy_shares(monkeypatch):
+def test_only_a_process_of_the_same_run_shares(monkeypatch):
     env = forkserver._base_env()
     monkeypatch.setenv(forkserver.SHARED, f"course-forkserver-x 1 {forkserver._key(env)}")
     assert forkserver._shared(env) == ("course-forkserver-x", 1)
-    for other in ({"COURSE_LAB_RUN": "another-run"}, {"PYTHONPATH": "/tmp/a-copy-of-the-course"}):
+    assert forkserver._shared(dict(env, PYTHONPATH="/tmp/a-copy-of-the-course")) == ("course-forkserver-x", 1)
+    for other in ({"COURSE_LAB_RUN": "another-run"}, {"LANG": "C"}, {"PYTHONHASHSEED": "7"}):
         assert forkserver._shared(dict(env, **other)) is None
     monkeypatch.setenv(forkserver.SHARED, f"course-forkserver-x {os.getpid()} {forkserver._key(env)}")
     assert forkserver._shared(env) is None  # the process that shares it owns it
+
+
+async def test_a_lab_on_another_copy_of_the_course_runs_that_copy(tmp_path):
+    """What a negative control does: an edited copy of the course, named by PYTHONPATH. The
+    forked server imports the copy's code, exactly as a cold start of the copy does."""
+    negative._copy_course(tmp_path)
+    server = tmp_path / "course_lib" / "servers" / "catalog.py"
+    server.write_text(server.read_text().replace('PAGES = (("alpha",),', 'PAGES = (("alpha-in-the-copy",),'))
+    names = {}
+    for argv in ("catalog", [sys.executable, "-m", "course_lib.servers", "catalog"]):
+        async with connect(argv, env={"PYTHONPATH": str(tmp_path)}, cwd=tmp_path) as lab:
+            names[lab.launch_path] = (await walk(lab)).names
+    assert names == {"fast": ["alpha-in-the-copy", "beta", "gamma"], "cold": ["alpha-in-the-copy", "beta", "gamma"]}
+    async with connect("catalog") as lab:  # the next lab of the same fork server: the course itself
+        assert lab.launch_path == "fast" and (await walk(lab)).names == ["alpha", "beta", "gamma"]
