@@ -48,9 +48,14 @@ ERROR_MIME = "application/vnd.jupyter.stderr"
 MISSING_MODEL = "Error displaying widget: model not found"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 PAGE_TIMEOUT_MS = 120_000
+KERNEL_CHOOSER = ".jp-Dialog:has-text('Select Kernel') .jp-mod-accept"
 RETRY_RUN_ALL = 30.0
 SETTINGS = {
-    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    # Start the notebook's own kernel without asking: on a slow start JupyterLab may otherwise ask
+    # which kernel to use, and answering after cells were queued replaces their kernel (and the
+    # widget models the cells created with it).
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none",
+                                                                   "autoStartDefaultKernel": True},
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
                                                                           "checkForUpdates": False},
 }
@@ -71,6 +76,7 @@ class Result:
     expects_widget: bool = False
     screenshot: str = ""
     problem: str = ""
+    console: list[str] = field(default_factory=list)  # the page's console errors and warnings
 
     @property
     def ok(self) -> bool:
@@ -198,7 +204,7 @@ async def _open(page, lab: JupyterLab, relpath: str) -> None:
 async def _accept_kernel_choice(page) -> bool:
     """On a loaded machine JupyterLab sometimes asks which kernel to use although the notebook
     names one: accept its preselected choice (the notebook's python3), as a student would."""
-    chooser = page.locator(".jp-Dialog:has-text('Select Kernel') .jp-mod-accept")
+    chooser = page.locator(KERNEL_CHOOSER)
     if await chooser.count():
         await chooser.first.click()
         return True
@@ -221,6 +227,8 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
     stored_stderr = {i: "".join(o.get("text", "") for o in c.get("outputs", []) if o.get("name") == "stderr")
                      for i, c in enumerate(nb.cells)}
     page = await browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.on("console", lambda m: result.console.append(f"{m.type}: {m.text[:240]}")
+            if m.type in ("error", "warning") else None)
     started = time.monotonic()
     try:
         await _open(page, lab, relpath)
@@ -235,7 +243,9 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
         quiet, begun = 0, False
         while True:
             await asyncio.sleep(1.0)
-            await _accept_kernel_choice(page)
+            if await page.locator(KERNEL_CHOOSER).count():
+                result.problem = "JupyterLab asked which kernel to use during the run"
+                break
             cells = await page.evaluate(_CELL_STATE)
             busy = any("*" in c["prompt"] for c in cells if c["code"])
             begun = begun or busy or any(any(ch.isdigit() for ch in c["prompt"]) for c in cells if c["code"])
@@ -257,7 +267,8 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
                 break
         if result.expects_widget and not result.problem:  # views render just after their cell ends
             try:
-                await page.wait_for_selector(".jupyter-widgets.widget-container", timeout=30_000)
+                await page.wait_for_selector(".jupyter-widgets.widget-container, .jupyter-widgets.widget-box",
+                                             timeout=30_000)
             except Exception:
                 pass
             cells = await page.evaluate(_CELL_STATE)
@@ -395,6 +406,8 @@ def report_lines(report: dict) -> list[str]:
     lines = [Table(["chapter", "time", "cells run", "errors", "widgets", "screenshot", "verdict"], rows).text()]
     for r in report["results"]:
         lines += [f"  {r.notebook}: {e}" for e in r.errors]
+        if not r.ok:  # what the page itself complained about, for whoever reads the failure
+            lines += [f"  {r.notebook} console: {c}" for c in r.console[-8:]]
     if report["probe"] is not None:
         lines.append(f"stale widget probe shows: {report['probe']!r}")
     lines += [f"LEFT BEHIND: {item}" for item in report["left"]]
