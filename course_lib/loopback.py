@@ -61,7 +61,7 @@ async def serve_http(server: str, *, mode: str | None = None, args: tuple[str, .
     try:
         with open(workdir / "stderr.log", "wb") as errlog:
             process = await _spawn(course_server_argv(server, mode, None, ("--http", *args)),
-                                   server_env(workdir), ROOT, errlog)
+                                   server_env(workdir), ROOT, errlog, fast=True)
         port_file = workdir / "http.json"
         with anyio.move_on_after(READY_BUDGET):
             while not port_file.exists() and process.returncode is None:

@@ -128,7 +128,8 @@ async def raw_lines(server: str, *, mode: str | None = None, args: tuple[str, ..
     try:
         with anyio.fail_after(lab_timeout):
             with open(workdir / "stderr.log", "wb") as errlog:
-                process = await _spawn(course_server_argv(server, mode, None, args), server_env(workdir), ROOT, errlog)
+                process = await _spawn(course_server_argv(server, mode, None, args), server_env(workdir), ROOT, errlog,
+                                       fast=True)
             await _wait_ready(workdir, process, timeout)
             pipe = RawPipe(process, timeout)
             try:

@@ -140,6 +140,7 @@ class LineClient:
     exchanges: list[Exchange] = field(default_factory=list)
     replies_checked: int = 0
     exit: ExitReport | None = None
+    fast: bool = False  # a course server's argv: may be forked by the fork server (``for_server``)
 
     def __post_init__(self):
         if self.era not in ("legacy", MODERN_VERSION):
@@ -151,7 +152,7 @@ class LineClient:
     @classmethod
     def for_server(cls, name: str, mode: str | None = None, **options) -> "LineClient":
         """A strict client for a course server (``python -m course_lib.servers NAME``)."""
-        return cls(course_server_argv(name, mode), **options)
+        return cls(course_server_argv(name, mode), fast=True, **options)
 
     @property
     def started(self) -> bool:
@@ -162,7 +163,8 @@ class LineClient:
         self._workdir = Path(tempfile.mkdtemp(prefix="course-wire-"))
         try:
             with open(self._workdir / "stderr.log", "wb") as errlog:
-                self._process = await _spawn(list(self.argv), server_env(self._workdir), ROOT, errlog)
+                self._process = await _spawn(list(self.argv), server_env(self._workdir), ROOT, errlog,
+                                             fast=self.fast)
         except BaseException:
             shutil.rmtree(self._workdir, ignore_errors=True)
             raise
