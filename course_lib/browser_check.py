@@ -48,14 +48,11 @@ ERROR_MIME = "application/vnd.jupyter.stderr"
 MISSING_MODEL = "Error displaying widget: model not found"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 PAGE_TIMEOUT_MS = 120_000
+WIDGET_SELECTOR = ".jupyter-widgets.widget-container, .jupyter-widgets.widget-box"
 KERNEL_CHOOSER = ".jp-Dialog:has-text('Select Kernel') .jp-mod-accept"
 RETRY_RUN_ALL = 30.0
 SETTINGS = {
-    # Start the notebook's own kernel without asking: on a slow start JupyterLab may otherwise ask
-    # which kernel to use, and answering after cells were queued replaces their kernel (and the
-    # widget models the cells created with it).
-    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none",
-                                                                   "autoStartDefaultKernel": True},
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
                                                                           "checkForUpdates": False},
 }
@@ -175,9 +172,22 @@ _CELL_STATE = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:n
     prompt: (cell.querySelector('.jp-InputArea-prompt') || {}).textContent || '',
     errors: Array.from(cell.querySelectorAll('.jp-OutputArea-output[data-mime-type="%s"]'))
                  .map(e => e.textContent.trim().split('\\n').slice(-1)[0].slice(0, 160)),
-    widgets: cell.querySelectorAll('.jupyter-widgets.widget-container, .jupyter-widgets.widget-box').length,
+    widgets: cell.querySelectorAll('%s').length,
     missing: cell.textContent.includes('%s'),
-}))""" % (ERROR_MIME, MISSING_MODEL)
+}))""" % (ERROR_MIME, WIDGET_SELECTOR, MISSING_MODEL)
+
+
+_WIDGET_CELL_OUTPUTS = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell'))
+    .filter(cell => /(Picker|Viewer|Stepper|Widget)\\(/.test(cell.querySelector('.jp-InputArea').textContent))
+    .map(cell => ((cell.querySelector('.jp-OutputArea') || {}).innerText || '').trim().slice(0, 200))"""
+
+
+async def _widget_rendered(page, timeout_ms: int) -> bool:
+    try:
+        await page.wait_for_selector(WIDGET_SELECTOR, timeout=timeout_ms)
+        return True
+    except Exception:
+        return False
 
 
 async def _command(page, label: str, menu: str) -> None:
@@ -192,10 +202,14 @@ async def _open(page, lab: JupyterLab, relpath: str) -> None:
     await page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{relpath}?reset&token={lab.token}",
                     wait_until="domcontentloaded")
     await page.wait_for_selector(".jp-Notebook .jp-Cell")
-    started = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
+    # The kernel is ready when the status is idle and JupyterLab has stopped asking which kernel
+    # to use: on a loaded machine it may ask (its kernel list arrived late) even though the
+    # notebook names one. Answer it before any cell runs: answering later replaces the kernel.
+    idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
     deadline = time.monotonic() + 2 * PAGE_TIMEOUT_MS / 1000
-    while not await started.count():
-        await _accept_kernel_choice(page)
+    settled = 0
+    while settled < 6:  # 1.5 s in a row
+        settled = settled + 1 if await idle.count() and not await _accept_kernel_choice(page) else 0
         if time.monotonic() > deadline:
             raise TimeoutError("the notebook's kernel never started")
         await asyncio.sleep(0.25)
@@ -240,7 +254,7 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
         await _command(page, "Run All Cells", "Run")
         clicked = time.monotonic()
         deadline = started + timeout
-        quiet, begun = 0, False
+        quiet, begun, cells = 0, False, []
         while True:
             await asyncio.sleep(1.0)
             if await page.locator(KERNEL_CHOOSER).count():
@@ -266,11 +280,7 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
                 result.problem = f"still running after {timeout:g} s"
                 break
         if result.expects_widget and not result.problem:  # views render just after their cell ends
-            try:
-                await page.wait_for_selector(".jupyter-widgets.widget-container, .jupyter-widgets.widget-box",
-                                             timeout=30_000)
-            except Exception:
-                pass
+            await _widget_rendered(page, 30_000)
             cells = await page.evaluate(_CELL_STATE)
         result.seconds = time.monotonic() - started
         if len(cells) != len(nb.cells):
@@ -286,6 +296,9 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
                 if cell["missing"]:
                     result.errors.append(f"cell {i}: {MISSING_MODEL}")
             result.widgets += cell["widgets"]
+        if result.expects_widget and not result.widgets:  # say what the page shows instead
+            shown = await page.evaluate(_WIDGET_CELL_OUTPUTS)
+            result.console += [f"a widget cell's output shows: {text!r}" for text in shown]
         widget = page.locator(".jupyter-widgets.widget-container").first
         if await widget.count():
             await widget.scroll_into_view_if_needed()
