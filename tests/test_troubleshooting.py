@@ -66,16 +66,23 @@ def kernel(pytest_like: bool):
 
 # --------------------------------------------------------------------------- kernel-specific
 
-@entry("`UnsupportedOperation: fileno`")
-def test_fileno_under_pytest_kernel():
+@pytest.fixture(scope="module")
+def nbval_kernel():
+    """One real kernel in nbval's environment, shared by the kernel entries below."""
     with kernel(pytest_like=True) as run:
-        failed = run("import sys\nfrom mcp import Client, StdioServerParameters\n"
-                     "params = StdioServerParameters(command=sys.executable, args=['-m', 'course_lib.servers', 'catalog'])\n"
-                     "async with Client(params) as client:\n    await client.list_tools()")
-        assert (failed["status"], failed["ename"], failed["evalue"]) == ("error", "UnsupportedOperation", "fileno")
-        fixed = run("from course_lib import connect\nasync with connect('catalog') as lab:\n"
-                    "    print([t.name for t in (await lab.session.list_tools()).tools])")
-        assert fixed["status"] == "ok" and fixed["text"] == "['alpha']\n"
+        yield run
+
+
+@entry("`UnsupportedOperation: fileno`")
+def test_fileno_under_pytest_kernel(nbval_kernel):
+    run = nbval_kernel
+    failed = run("import sys\nfrom mcp import Client, StdioServerParameters\n"
+                 "params = StdioServerParameters(command=sys.executable, args=['-m', 'course_lib.servers', 'catalog'])\n"
+                 "async with Client(params) as client:\n    await client.list_tools()")
+    assert (failed["status"], failed["ename"], failed["evalue"]) == ("error", "UnsupportedOperation", "fileno")
+    fixed = run("from course_lib import connect\nasync with connect('catalog') as lab:\n"
+                "    print([t.name for t in (await lab.session.list_tools()).tools])")
+    assert fixed["status"] == "ok" and fixed["text"] == "['alpha']\n"
 
 
 @entry("`RuntimeError: Attempted to exit cancel scope in a different task than it was entered in`")
@@ -105,14 +112,14 @@ async def test_cancel_scope_exited_in_another_task():
 
 
 @entry("`RuntimeError: Already running asyncio in this thread`")
-def test_kernel_event_loop_errors():
-    with kernel(pytest_like=False) as run:
-        failed = run("import anyio\nanyio.run(anyio.sleep, 0)")
-        assert (failed["ename"], failed["evalue"]) == ("RuntimeError", "Already running asyncio in this thread")
-        failed = run("import asyncio\nasyncio.run(asyncio.sleep(0))")
-        assert failed["evalue"] == "asyncio.run() cannot be called from a running event loop"
-        fixed = run("await anyio.sleep(0)\nprint('ok')")
-        assert fixed["status"] == "ok" and fixed["text"] == "ok\n"
+def test_kernel_event_loop_errors(nbval_kernel):
+    run = nbval_kernel
+    failed = run("import anyio\nanyio.run(anyio.sleep, 0)")
+    assert (failed["ename"], failed["evalue"]) == ("RuntimeError", "Already running asyncio in this thread")
+    failed = run("import asyncio\nasyncio.run(asyncio.sleep(0))")
+    assert failed["evalue"] == "asyncio.run() cannot be called from a running event loop"
+    fixed = run("await anyio.sleep(0)\nprint('ok')")
+    assert fixed["status"] == "ok" and fixed["text"] == "ok\n"
 
 
 # --------------------------------------------------------------------------- SDK calls
