@@ -17,7 +17,6 @@ wrote), whether the walk succeeded or not.
 """
 from __future__ import annotations
 
-import os
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any, Sequence

@@ -48,7 +48,7 @@ from typing import Sequence
 import anyio
 import anyio.abc
 
-from .launch import _Process, pid_alive, server_env
+from .process import ServerProcess, pid_alive, server_env
 from .paths import ROOT
 
 SWITCH = "COURSE_FAST_LAUNCH"  # "0" turns the fast path off; connect then always starts cold
@@ -375,8 +375,8 @@ class _PipeWriter(anyio.abc.ByteSendStream):
             os.close(fd)
 
 
-class _ForkedProcess(_Process):
-    """A server forked by the fork server: same surface as a cold ``_Process``."""
+class _ForkedProcess(ServerProcess):
+    """A server forked by the fork server: same surface as a cold ``ServerProcess``."""
 
     launch_path = "fast"
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import sys
 import tempfile
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -27,14 +25,10 @@ from mcp.shared.message import SessionMessage
 from . import proctree
 from .errors import CourseError, LabTimeout, LaunchError, ProtocolViolation, ServerCrashed, unwrap
 from .paths import ROOT
+from .process import (EXIT_GRACE, LEGACY_VERSION, TERM_GRACE, _POLL, ServerProcess, course_server_argv,  # noqa: F401
+                      pid_alive, server_env, spawn)
 
 ERAS = ("legacy", "2026-07-28", "auto")
-LEGACY_VERSION = "2025-11-25"
-
-# Time the server gets to exit by itself after its stdin closes, then after SIGTERM.
-EXIT_GRACE = 2.0
-TERM_GRACE = 1.0
-_POLL = 0.005
 
 # After the server process has exited, what it wrote before exiting is still read for this long;
 # then its stdout counts as closed even if a leftover child still holds the pipe open.
@@ -43,8 +37,6 @@ NOISE_POLICIES = ("keep", "fail")
 # The longest line the tap accepts from a server; a longer one ends the lab (ProtocolViolation).
 MAX_FRAME_BYTES = 4 * 1024 * 1024
 
-# Environment variables a server inherits from the kernel; everything else is explicit.
-_INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "COURSE_LAB_RUN")
 
 
 @dataclass
@@ -115,113 +107,6 @@ class Wire:
             if f.direction == "←" and f.kind in ("result", "error") and f.id == request.id:
                 return f
         return None
-
-
-def pid_alive(pid: int | None) -> bool:
-    """Whether a process with this pid still runs (a zombie awaiting its reaper counts as gone)."""
-    if pid is None:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True
-
-
-class _Process:
-    """A started server process: pipes, pid, exit status, and a group-wide stop."""
-
-    launch_path = "cold"  # a fresh interpreter; forkserver._ForkedProcess is the "fast" one
-
-    def __init__(self, proc: anyio.abc.Process):
-        self._proc = proc
-        self.pid = proc.pid
-        self.stdin = proc.stdin
-        self.stdout = proc.stdout
-
-    @property
-    def returncode(self) -> int | None:
-        return self._proc.returncode
-
-    async def wait_exit(self, timeout: float) -> bool:
-        # Poll the return code: process.wait() would also wait for pipe EOF, which a
-        # grandchild holding the pipe can postpone forever.
-        with anyio.move_on_after(timeout):
-            while self.returncode is None:
-                await anyio.sleep(_POLL)
-        return self.returncode is not None
-
-    def signal_group(self, sig: int) -> None:
-        try:
-            os.killpg(self.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-    async def stop(self) -> None:
-        """Close stdin, wait, then SIGTERM and SIGKILL the process group; always reap."""
-        with anyio.CancelScope(shield=True):
-            try:
-                await self.stdin.aclose()
-            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
-            if not await self.wait_exit(EXIT_GRACE):
-                self.signal_group(signal.SIGTERM)
-                if not await self.wait_exit(TERM_GRACE):
-                    self.signal_group(signal.SIGKILL)
-                    await self.wait_exit(TERM_GRACE)
-            # Whatever the server left in its group (children it forgot) goes with it.
-            self.signal_group(signal.SIGKILL)
-            try:
-                await self.stdout.aclose()
-            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
-            self._release()
-
-    def _release(self) -> None:
-        transport = getattr(getattr(self._proc, "_process", None), "_transport", None)
-        if transport is not None:
-            transport.close()
-
-
-async def _spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr, *, fast: bool = False) -> _Process:
-    """Start ``argv``; ``fast`` (course servers only) tries the fork server first."""
-    if fast:
-        from . import forkserver
-
-        process = await forkserver.spawn(argv, env, cwd, stderr)
-        if process is not None:
-            return process
-    try:
-        proc = await anyio.open_process(list(argv), stdin=-1, stdout=-1, stderr=stderr,
-                                        env=env, cwd=str(cwd), start_new_session=True)
-    except OSError as exc:
-        raise LaunchError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
-    return _Process(proc)
-
-
-def course_server_argv(name: str, mode: str | None = None, fixture: str | os.PathLike | None = None,
-                       args: Sequence[str] = ()) -> list[str]:
-    """The command line of a course server (``python -m course_lib.servers NAME ...``)."""
-    argv = [sys.executable, "-m", "course_lib.servers", name]
-    if mode is not None:
-        argv += ["--mode", mode]
-    if fixture is not None:
-        argv += ["--fixture", str(fixture)]
-    return argv + list(args)
-
-
-def server_env(workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """An explicit, minimal environment: nothing leaks in from the kernel by accident."""
-    env = {k: os.environ[k] for k in _INHERITED if k in os.environ}
-    env["PYTHONPATH"] = str(ROOT)
-    env["PYTHONUNBUFFERED"] = "1"
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env["COURSE_LAB_DIR"] = str(workdir)
-    env["COURSE_LAB_SERVER"] = "1"  # lets the test suite's leak check find any survivor
-    env.update(extra or {})
-    return env
 
 
 class Lab:
@@ -295,7 +180,7 @@ class Lab:
 
 
 @asynccontextmanager
-async def _tap(lab: Lab, process: _Process) -> AsyncIterator[tuple]:
+async def _tap(lab: Lab, process: ServerProcess) -> AsyncIterator[tuple]:
     """A Transport for ``mcp.Client``: the server's pipes, with every line recorded."""
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
@@ -387,7 +272,7 @@ async def _tap(lab: Lab, process: _Process) -> AsyncIterator[tuple]:
             tg.cancel_scope.cancel()
 
 
-async def _wait_ready(lab: Lab, process: _Process, timeout: float) -> None:
+async def _wait_ready(lab: Lab, process: ServerProcess, timeout: float) -> None:
     """Wait until a course server says it is about to serve (its ``ready`` file exists).
 
     This keeps start-up cost out of the first request's budget in both eras.
@@ -471,12 +356,12 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
     workdir = Path(tempfile.mkdtemp(prefix="course-lab-"))
     lab = Lab(argv, era, workdir)
     lab.noise_policy, lab.max_frame_bytes = noise, max_frame_bytes
-    process: _Process | None = None
+    process: ServerProcess | None = None
     try:
         try:
             with anyio.fail_after(lab_timeout):
                 with open(workdir / "stderr.log", "wb") as errlog:
-                    process = await _spawn(argv, server_env(workdir, env), Path(cwd or ROOT), errlog,
+                    process = await spawn(argv, server_env(workdir, env), Path(cwd or ROOT), errlog,
                                            fast=isinstance(server, str))
                 lab.pid = process.pid
                 lab.launch_path = process.launch_path

@@ -19,14 +19,14 @@ from typing import AsyncIterator
 import anyio
 
 from .errors import LaunchError
-from .launch import _Process, _spawn, course_server_argv, server_env
+from .process import ServerProcess, course_server_argv, server_env, spawn
 from .paths import ROOT
 
 READY_BUDGET = 20.0
 
 
 class Site:
-    def __init__(self, process: _Process, workdir: Path, port: int):
+    def __init__(self, process: ServerProcess, workdir: Path, port: int):
         self.pid = process.pid
         self.port = port
         self.url = f"http://127.0.0.1:{port}/mcp"
@@ -56,11 +56,11 @@ class Site:
 @asynccontextmanager
 async def serve_http(server: str, *, mode: str | None = None, args: tuple[str, ...] = ()) -> AsyncIterator[Site]:
     workdir = Path(tempfile.mkdtemp(prefix="course-http-"))
-    process: _Process | None = None
+    process: ServerProcess | None = None
     site: Site | None = None
     try:
         with open(workdir / "stderr.log", "wb") as errlog:
-            process = await _spawn(course_server_argv(server, mode, None, ("--http", *args)),
+            process = await spawn(course_server_argv(server, mode, None, ("--http", *args)),
                                    server_env(workdir), ROOT, errlog, fast=True)
         port_file = workdir / "http.json"
         with anyio.move_on_after(READY_BUDGET):

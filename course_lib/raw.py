@@ -20,7 +20,8 @@ from typing import Any, AsyncIterator
 import anyio
 
 from .errors import LabTimeout
-from .launch import LEGACY_VERSION, Wire, _Process, _spawn, course_server_argv, server_env
+from .launch import Wire
+from .process import LEGACY_VERSION, ServerProcess, course_server_argv, server_env, spawn
 from .paths import ROOT
 
 MODERN_VERSION = "2026-07-28"
@@ -46,7 +47,7 @@ INITIALIZE = {"protocolVersion": LEGACY_VERSION, "capabilities": {}, "clientInfo
 class RawPipe:
     """One server process and the lines exchanged with it."""
 
-    def __init__(self, process: _Process, timeout: float):
+    def __init__(self, process: ServerProcess, timeout: float):
         self._process = process
         self.timeout = timeout
         self.wire = Wire()
@@ -124,11 +125,11 @@ async def raw_lines(server: str, *, mode: str | None = None, args: tuple[str, ..
                     timeout: float = 30.0, lab_timeout: float = 90.0) -> AsyncIterator[RawPipe]:
     """Start course server ``server`` and yield a ``RawPipe``; the process is gone afterwards."""
     workdir = Path(tempfile.mkdtemp(prefix="course-raw-"))
-    process: _Process | None = None
+    process: ServerProcess | None = None
     try:
         with anyio.fail_after(lab_timeout):
             with open(workdir / "stderr.log", "wb") as errlog:
-                process = await _spawn(course_server_argv(server, mode, None, args), server_env(workdir), ROOT, errlog,
+                process = await spawn(course_server_argv(server, mode, None, args), server_env(workdir), ROOT, errlog,
                                        fast=True)
             await _wait_ready(workdir, process, timeout)
             pipe = RawPipe(process, timeout)
@@ -143,7 +144,7 @@ async def raw_lines(server: str, *, mode: str | None = None, args: tuple[str, ..
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-async def _wait_ready(workdir: Path, process: _Process, timeout: float) -> None:
+async def _wait_ready(workdir: Path, process: ServerProcess, timeout: float) -> None:
     """Wait for the server's ``ready`` file, so start-up is not charged to the first request."""
     with anyio.move_on_after(timeout):
         while not (workdir / "ready").exists():

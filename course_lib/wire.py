@@ -41,7 +41,7 @@ import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from .errors import CourseError
-from .launch import LEGACY_VERSION, _Process, _spawn, course_server_argv, server_env
+from .process import LEGACY_VERSION, ServerProcess, course_server_argv, server_env, spawn
 from .paths import ROOT
 
 PINNED_SDK = "2.3.0"
@@ -146,7 +146,7 @@ class LineClient:
         if self.era not in ("legacy", MODERN_VERSION):
             raise ValueError(f"era must be 'legacy' or {MODERN_VERSION!r}, got {self.era!r}")
         self._next_id = 0
-        self._process: _Process | None = None
+        self._process: ServerProcess | None = None
         self._workdir: Path | None = None
 
     @classmethod
@@ -163,7 +163,7 @@ class LineClient:
         self._workdir = Path(tempfile.mkdtemp(prefix="course-wire-"))
         try:
             with open(self._workdir / "stderr.log", "wb") as errlog:
-                self._process = await _spawn(list(self.argv), server_env(self._workdir), ROOT, errlog,
+                self._process = await spawn(list(self.argv), server_env(self._workdir), ROOT, errlog,
                                              fast=self.fast)
         except BaseException:
             shutil.rmtree(self._workdir, ignore_errors=True)

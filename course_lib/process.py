@@ -1,0 +1,139 @@
+"""Starting and stopping a server process, without the SDK.
+
+What every way of talking to a server shares: the explicit environment a server gets, the
+command line of a course server, ``spawn`` (the fork server for course servers when allowed,
+else a fresh interpreter) and ``ServerProcess`` (pipes, pid, exit status, a group-wide stop).
+Nothing here imports the MCP SDK, so a process that only replays recorded lines (the envelope
+controls) starts in a fraction of the time.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import anyio
+import anyio.abc
+
+from .errors import LaunchError
+from .paths import ROOT
+
+# The protocol version a legacy-era handshake negotiates with the pinned SDK.
+LEGACY_VERSION = "2025-11-25"
+
+# Time the server gets to exit by itself after its stdin closes, then after SIGTERM.
+EXIT_GRACE = 2.0
+TERM_GRACE = 1.0
+_POLL = 0.005
+
+# Environment variables a server inherits from the kernel; everything else is explicit.
+_INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "COURSE_LAB_RUN")
+
+
+def pid_alive(pid: int | None) -> bool:
+    """Whether a process with this pid still runs (a zombie awaiting its reaper counts as gone)."""
+    if pid is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
+class ServerProcess:
+    """A started server process: pipes, pid, exit status, and a group-wide stop."""
+
+    launch_path = "cold"  # a fresh interpreter; forkserver._ForkedProcess is the "fast" one
+
+    def __init__(self, proc: anyio.abc.Process):
+        self._proc = proc
+        self.pid = proc.pid
+        self.stdin = proc.stdin
+        self.stdout = proc.stdout
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode
+
+    async def wait_exit(self, timeout: float) -> bool:
+        # Poll the return code: process.wait() would also wait for pipe EOF, which a
+        # grandchild holding the pipe can postpone forever.
+        with anyio.move_on_after(timeout):
+            while self.returncode is None:
+                await anyio.sleep(_POLL)
+        return self.returncode is not None
+
+    def signal_group(self, sig: int) -> None:
+        try:
+            os.killpg(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    async def stop(self) -> None:
+        """Close stdin, wait, then SIGTERM and SIGKILL the process group; always reap."""
+        with anyio.CancelScope(shield=True):
+            try:
+                await self.stdin.aclose()
+            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+            if not await self.wait_exit(EXIT_GRACE):
+                self.signal_group(signal.SIGTERM)
+                if not await self.wait_exit(TERM_GRACE):
+                    self.signal_group(signal.SIGKILL)
+                    await self.wait_exit(TERM_GRACE)
+            # Whatever the server left in its group (children it forgot) goes with it.
+            self.signal_group(signal.SIGKILL)
+            try:
+                await self.stdout.aclose()
+            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+            self._release()
+
+    def _release(self) -> None:
+        transport = getattr(getattr(self._proc, "_process", None), "_transport", None)
+        if transport is not None:
+            transport.close()
+
+
+async def spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr, *, fast: bool = False) -> ServerProcess:
+    """Start ``argv``; ``fast`` (course servers only) tries the fork server first."""
+    if fast:
+        from . import forkserver  # noqa: PLC0415 (imports this module)
+
+        process = await forkserver.spawn(argv, env, cwd, stderr)
+        if process is not None:
+            return process
+    try:
+        proc = await anyio.open_process(list(argv), stdin=-1, stdout=-1, stderr=stderr,
+                                        env=env, cwd=str(cwd), start_new_session=True)
+    except OSError as exc:
+        raise LaunchError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+    return ServerProcess(proc)
+
+
+def course_server_argv(name: str, mode: str | None = None, fixture: str | os.PathLike | None = None,
+                       args: Sequence[str] = ()) -> list[str]:
+    """The command line of a course server (``python -m course_lib.servers NAME ...``)."""
+    argv = [sys.executable, "-m", "course_lib.servers", name]
+    if mode is not None:
+        argv += ["--mode", mode]
+    if fixture is not None:
+        argv += ["--fixture", str(fixture)]
+    return argv + list(args)
+
+
+def server_env(workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """An explicit, minimal environment: nothing leaks in from the kernel by accident."""
+    env = {k: os.environ[k] for k in _INHERITED if k in os.environ}
+    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["COURSE_LAB_DIR"] = str(workdir)
+    env["COURSE_LAB_SERVER"] = "1"  # lets the test suite's leak check find any survivor
+    env.update(extra or {})
+    return env
