@@ -1,8 +1,8 @@
 """Fast launch of course servers: a pre-warmed parent forks a fresh server for every lab.
 
 A cold ``python -m course_lib.servers NAME`` spends 1.5–3 s importing the SDK before it can
-answer. The fork server is one extra process per kernel (or pytest worker), started on the
-first ``connect`` to a course server, that has imported the SDK and ``course_lib`` once. For
+answer. The fork server is one extra process per kernel (or per test run, see below), started
+on the first ``connect`` to a course server, that has imported the SDK and ``course_lib`` once. For
 each lab, ``connect`` creates the lab's stdin/stdout pipes itself and hands them, with the
 stderr log file, to the fork server over a Unix socket (SCM_RIGHTS). The fork server forks a
 child that becomes a session leader, takes the pipes as fds 0/1/2, gets the lab's explicit
