@@ -9,9 +9,7 @@ import os
 import re
 import subprocess
 import sys
-from contextlib import contextmanager
 
-import anyio
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -38,15 +36,13 @@ def headings() -> list[str]:
     return re.findall(r"^## (.+)$", PAGE.read_text(encoding="utf-8"), flags=re.M)
 
 
-@contextmanager
-def kernel(pytest_like: bool):
-    """A real python3 kernel; ``pytest_like`` reproduces nbval's environment."""
+@pytest.fixture(scope="module")
+def nbval_kernel():
+    """One real python3 kernel in nbval's environment, shared by the kernel entries below;
+    yields ``run(code)`` -> status, error name and value, and the stream text."""
     from jupyter_client.manager import start_new_kernel
 
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
-    env["PYTHONPATH"] = str(ROOT)
-    if pytest_like:
-        env["PYTEST_CURRENT_TEST"] = "tests/test_troubleshooting.py::kernel (call)"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTEST_CURRENT_TEST="tests/test_troubleshooting.py::kernel (call)")
     km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(ROOT), startup_timeout=120)
 
     def run(code: str) -> dict:
@@ -65,13 +61,6 @@ def kernel(pytest_like: bool):
 
 
 # --------------------------------------------------------------------------- kernel-specific
-
-@pytest.fixture(scope="module")
-def nbval_kernel():
-    """One real kernel in nbval's environment, shared by the kernel entries below."""
-    with kernel(pytest_like=True) as run:
-        yield run
-
 
 @entry("`UnsupportedOperation: fileno`")
 def test_fileno_under_pytest_kernel(nbval_kernel):
