@@ -92,8 +92,12 @@ class _Link:
     """This process's line to a fork server: its control socket and the ``ready`` handshake."""
 
     sock: socket.socket
-    env: dict[str, str]
     pid: int
+
+    def __init__(self, env: dict[str, str]):
+        self.env = env
+        self.owner = os.getpid()
+        self.state = "starting"  # -> "ready" | "broken"
 
     async def ready(self) -> bool:
         with anyio.move_on_after(READY_TIMEOUT):
@@ -115,19 +119,17 @@ class _Handle(_Link):
     """A fork server this process started (and owns): it ends when this process closes it or dies."""
 
     def __init__(self, env: dict[str, str], listener: socket.socket | None = None):
-        self.env = env
-        self.owner = os.getpid()
-        self.state = "starting"  # -> "ready" | "broken"
+        super().__init__(env)
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        passed = [theirs.fileno()] + ([listener.fileno()] if listener is not None else [])
+        listening = [listener.fileno()] if listener is not None else []
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "course_lib.forkserver", *map(str, passed[:1]), str(os.getpid()),
-                 *map(str, passed[1:])],
+                [sys.executable, "-m", "course_lib.forkserver", str(theirs.fileno()), str(os.getpid()),
+                 *map(str, listening)],
                 # Pipes, like a lab's stdin/stdout, so the children's sys.stdin/stdout objects
                 # were created for the same kind of file as after a cold start.
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                env=env, cwd=str(ROOT), pass_fds=passed, start_new_session=True)
+                env=env, cwd=str(ROOT), pass_fds=[theirs.fileno(), *listening], start_new_session=True)
         finally:
             theirs.close()
         self.pid = self.proc.pid
@@ -152,9 +154,7 @@ class _Client(_Link):
     """A connection to the run's shared fork server (started by another process)."""
 
     def __init__(self, env: dict[str, str], address: str, pid: int):
-        self.env = env
-        self.owner = os.getpid()
-        self.state = "starting"
+        super().__init__(env)
         self.pid = pid
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
