@@ -23,6 +23,16 @@ and when a connection ends (its process exited or died) the children it started 
 A process whose environment differs in what only an interpreter start applies (another run,
 another copy of the course) does not share: it starts its own, as before.
 
+The shared fork server also forks the run's notebook kernels. ``share`` writes a kernelspec
+(``course-forked``) and puts it first in ``JUPYTER_PATH``; the pytest plugin points nbval at it.
+Jupyter starts the spec's small launcher (no SDK import), which asks the fork server for a
+kernel: a child that has imported ipykernel, the widget library, the SDK and ``course_lib``
+before the fork, and runs ``ipykernel_launcher`` with the kernel's arguments, environment and
+working directory. The launcher stands in for it: it passes signals on (interrupts) and exits
+with the kernel's status; if it is killed, its connection ends and so does the kernel. With no
+usable fork server the launcher becomes ``python -m ipykernel_launcher`` in place (``exec``).
+Kernels started by name ``python3`` (``make regen``, JupyterLab) are never forked.
+
 ``connect`` falls back to the cold launch when the fast path is switched off
 (``COURSE_FAST_LAUNCH=0``), unavailable (no fork, no Unix sockets), broken (the fork server
 died or failed to start), or when the lab's environment changes something only an interpreter
@@ -36,6 +46,7 @@ import os
 import selectors
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -48,7 +59,7 @@ from typing import Sequence
 import anyio
 import anyio.abc
 
-from .process import ServerProcess, pid_alive, server_env
+from .process import ServerProcess, pid_alive, run_as_process, server_env
 from .paths import ROOT
 
 SWITCH = "COURSE_FAST_LAUNCH"  # "0" turns the fast path off; connect then always starts cold
@@ -59,6 +70,7 @@ SHUTDOWN_GRACE = 1.0  # children get this long to exit by themselves when the fo
 PARENT_CHECK = 0.5  # how often the fork server checks that its parent is alive
 STATUS_LOST = -255  # return code reported if the fork server died before reporting one
 _MAX_REQUEST = 1 << 20
+KERNEL_MODULE = "ipykernel_launcher"
 _PDEATHSIG = signal.SIGUSR1
 
 
@@ -185,6 +197,7 @@ def _shared(env: dict[str, str]) -> tuple[str, int] | None:
 _handle: _Handle | _Client | None = None
 _handle_lock = threading.Lock()
 _atexit_registered = False
+_kernels: Path | None = None  # the run's kernelspec directory, written by ``share``
 
 
 def _base_env() -> dict[str, str]:
@@ -253,6 +266,10 @@ def share() -> None:
         finally:
             listener.close()  # the fork server holds it now
         os.environ[SHARED] = f"{address} {_handle.pid} {_key(env)}"
+        # Notebook kernels of the run are forked too, through a kernelspec that asks for one.
+        global _kernels
+        _kernels = kernel_spec(Path(tempfile.mkdtemp(prefix="course-kernels-")))
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(_kernels), os.environ.get("JUPYTER_PATH")]))
     _register_atexit()
 
 
@@ -264,6 +281,10 @@ def shutdown() -> None:
         handle, _handle = _handle, None
     if handle is not None and handle.owner == os.getpid():
         handle.close()
+    if _kernels is not None and handle is not None and handle.owner == os.getpid():
+        import shutil
+
+        shutil.rmtree(_kernels, ignore_errors=True)
 
 
 def running_pid() -> int | None:
@@ -412,9 +433,113 @@ class _ForkedProcess(ServerProcess):
 
 
 # ---------------------------------------------------------------------------------------------
+# Other children of a test run's shared fork server: kernels, and ``python -c`` processes
+
+# What such a child applies itself, or what does not concern it: these may differ between its
+# environment and the fork server's (whose own are those of a course server).
+_CHILD_APPLIES = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "COURSE_LAB_SERVER")
+
+
+def fork(argv: list[str], env: dict[str, str], cwd: str | os.PathLike, fds: Sequence[int]):
+    """Ask the run's shared fork server, synchronously, for a child that is
+    ``python -m ipykernel_launcher ARGS`` or ``python -c CODE ARGS`` (``argv``) with ``fds`` as
+    its stdin, stdout and stderr. Returns ``(pid, status socket, connection)``, or None if there
+    is no usable shared fork server (then start ``argv`` as a fresh interpreter). The child is
+    stopped if the connection closes before it exits; ``wait`` reads its exit status."""
+    if not enabled():
+        return None
+    try:
+        address, _, key = os.environ[SHARED].split()
+    except (KeyError, ValueError):
+        return None
+    view = {k: v for k, v in env.items() if k not in _CHILD_APPLIES}
+    view.update({k: v for k, v in _base_env().items() if k in _CHILD_APPLIES})
+    if _key(view) != key:
+        return None  # another run, or settings only a fresh interpreter applies
+    link = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        link.settimeout(READY_TIMEOUT)
+        link.connect("\0" + address)
+        if link.recv(16) != b"ready":
+            raise OSError("the fork server is not ready")
+        status, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with theirs:
+            request = json.dumps({"argv": list(argv), "env": env, "cwd": os.fspath(cwd)}).encode()
+            socket.send_fds(link, [request], [*fds, theirs.fileno()])
+        status.settimeout(REPLY_TIMEOUT)
+        return json.loads(status.recv(4096) or b"{}")["pid"], status, link
+    except (OSError, ValueError, KeyError):
+        link.close()  # any child it forked for us is stopped with the connection
+        return None
+
+
+def wait(forked, timeout: float | None = None) -> int | None:
+    """Exit status of a child from ``fork`` (negative: killed by that signal), or None if it is
+    still running after ``timeout`` seconds (it is then killed). Closes the connection."""
+    pid, status, link = forked
+    status.settimeout(timeout)
+    try:
+        message = status.recv(4096)
+    except TimeoutError:
+        message = None
+    link.close()  # stops the child (and its group) if it is still running
+    status.close()
+    if message is None:
+        return None
+    return json.loads(message)["exit"] if message else 1
+
+
+KERNEL_NAME = "course-forked"
+KERNEL_BOOT = ("import sys, types; package = types.ModuleType('course_lib'); package.__path__ = [sys.argv[1]]; "
+               "sys.modules['course_lib'] = package; from course_lib.forkserver import kernel_main; "
+               "kernel_main(sys.argv[2:])")
+_KERNEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+
+
+def kernel_spec(directory: Path) -> Path:
+    """Write the run's kernelspec (kernels forked by the shared fork server) under ``directory``;
+    return the directory to put first in ``JUPYTER_PATH``."""
+    spec = directory / "kernels" / KERNEL_NAME
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": ["python", "-c", KERNEL_BOOT, str(ROOT / "course_lib"), "-f", "{connection_file}"],
+        "display_name": "Python 3 (ipykernel)", "language": "python",
+        "metadata": {"debugger": True}}, indent=1), encoding="utf-8")
+    return directory
+
+
+def forked_kernels() -> str | None:
+    """The kernel name under which this run's notebooks get forked kernels, if they can."""
+    if SHARED not in os.environ:
+        return None
+    for entry in filter(None, os.environ.get("JUPYTER_PATH", "").split(os.pathsep)):
+        if (Path(entry) / "kernels" / KERNEL_NAME / "kernel.json").is_file():
+            return KERNEL_NAME
+    return None
+
+
+def kernel_main(args: list[str]) -> None:
+    """Be a notebook kernel's process: ask the run's fork server for a kernel forked from its
+    warm image and stand in for it (signals are passed on, its exit status is this process's);
+    become ``python -m ipykernel_launcher`` in place when there is no usable fork server."""
+    argv = [sys.executable, "-m", KERNEL_MODULE, *args]
+    env = dict(os.environ)
+    forked = fork(argv, env, os.getcwd(), [0, 1, 2])
+    if forked is None:
+        os.execve(sys.executable, argv, env)
+    for sig in _KERNEL_SIGNALS:
+        signal.signal(sig, lambda signum, _: os.kill(forked[0], signum))
+    code = wait(forked)
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code & 0xFF)
+
+
+# ---------------------------------------------------------------------------------------------
 # Fork server side (``python -m course_lib.forkserver CONTROL_FD PARENT_PID``)
 
-def _warm() -> None:
+def _warm(kernels: bool = False) -> None:
     """Import what every course server imports, and run one in-memory exchange, before any fork.
 
     Only code and caches are warmed: no course server module is imported here, so each lab's
@@ -446,6 +571,33 @@ def _warm() -> None:
     line = ('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"c",'
             '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}')
     types.jsonrpc_message_adapter.validate_json(line, by_name=False).model_dump_json(by_alias=True, exclude_unset=True)
+    if kernels:
+        _warm_kernels()
+
+
+# What a course kernel imports after it starts: the kernel's own machinery (its debugger is
+# imported at start-up, with the validation warning off as Jupyter starts kernels), the widget
+# library, and the course modules the chapters use. Anything missing here is imported after
+# the fork, as in a fresh kernel, only slower.
+_KERNEL_IMPORTS = ("ipykernel_launcher", "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.debugger",
+                   "ipywidgets", "sqlite3", "pdb")
+_NOT_FOR_KERNELS = ("course_lib.servers", "course_lib.pytest_plugin", "course_lib.bench",
+                    "course_lib.browser_check", "course_lib.slides", "course_lib.student",
+                    "course_lib.notebooks", "course_lib.forkserver", "course_lib._standin")
+
+
+def _warm_kernels() -> None:
+    import importlib
+    import pkgutil
+
+    import course_lib
+
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    for name in _KERNEL_IMPORTS:
+        importlib.import_module(name)
+    for info in pkgutil.iter_modules(course_lib.__path__, "course_lib."):
+        if not info.name.startswith(_NOT_FOR_KERNELS):
+            importlib.import_module(info.name)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -473,7 +625,8 @@ def _use_course_copy(warmed: str, wanted: str) -> None:
 
 
 def _child(request: dict, fds: list[int], closing: list) -> None:
-    """In the forked child: become the lab's server process. Never returns."""
+    """In the forked child: become the lab's server process (or the kernel, or the ``-c``
+    process, that was asked for). Never returns."""
     try:
         signal.set_wakeup_fd(-1)
         for sig in (signal.SIGCHLD, _PDEATHSIG, signal.SIGTERM, signal.SIGHUP):
@@ -492,9 +645,13 @@ def _child(request: dict, fds: list[int], closing: list) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         argv = request["argv"]
-        sys.path[0] = os.getcwd()  # what ``python -m`` puts first
+        sys.path[0] = "" if argv[1] == "-c" else os.getcwd()  # what ``python -c`` / ``-m`` put first
         if os.environ.get("PYTHONPATH", "") != warmed_path:
             _use_course_copy(warmed_path, os.environ.get("PYTHONPATH", ""))
+        if argv[1] == "-c":
+            run_as_process(_code(argv))
+        if argv[2] == KERNEL_MODULE:
+            run_as_process(_kernel(argv))
         import course_lib.servers.__main__ as entry
 
         sys.argv = [entry.__file__, *argv[3:]]
@@ -508,6 +665,29 @@ def _child(request: dict, fds: list[int], closing: list) -> None:
     os._exit(1)  # run() never returns
 
 
+def _kernel(argv: list[str]):
+    """What ``python -m ipykernel_launcher ARGS`` runs."""
+    import ipykernel_launcher
+    from ipykernel import kernelapp
+
+    sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
+    del sys.path[0]  # as ipykernel_launcher does; the kernel puts the working directory back
+    sys.argv = [ipykernel_launcher.__file__, *argv[3:]]
+    return kernelapp.launch_new_instance
+
+
+def _code(argv: list[str]):
+    """What ``python -c CODE ARGS`` runs (in a fresh ``__main__``)."""
+    import types
+
+    sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
+    sys.argv = ["-c", *argv[3:]]
+    main = types.ModuleType("__main__")
+    sys.modules["__main__"] = main
+    code = compile(argv[2], "<string>", "exec")
+    return lambda: exec(code, main.__dict__)
+
+
 def serve_forks(control_fd: int, parent: int, listen_fd: int | None = None) -> None:
     """Fork a server for each request on the control socket (and, when shared, on each
     connection accepted on ``listen_fd``) until the parent closes the control socket or dies."""
@@ -516,7 +696,7 @@ def serve_forks(control_fd: int, parent: int, listen_fd: int | None = None) -> N
     _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the parent's business
     try:
-        _warm()
+        _warm(kernels=listener is not None)
     except BaseException as exc:
         control.send(f"import failed: {exc!r}".encode()[:4000])
         return
@@ -595,6 +775,11 @@ def serve_forks(control_fd: int, parent: int, listen_fd: int | None = None) -> N
             if conn is listener:
                 try:
                     client, _ = listener.accept()
+                    _, uid, _ = struct.unpack("3i", client.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                                      struct.calcsize("3i")))
+                    if uid != os.getuid():  # the abstract name is visible to other users
+                        client.close()
+                        continue
                     client.send(b"ready")
                 except OSError:
                     continue

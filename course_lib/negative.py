@@ -32,6 +32,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import forkserver
 from .errors import CourseError
 from .paths import ROOT
 
@@ -139,14 +140,26 @@ def run_probe(probe: str, root: Path, *, timeout: float = PROBE_TIMEOUT) -> dict
     """Run ``probe`` in a new process with ``root``'s course_lib; return its report."""
     report_path = root / "probe-report.json"
     report_path.unlink(missing_ok=True)
-    try:
-        proc = subprocess.run([sys.executable, "-c", _BOOTSTRAP, probe, str(report_path)],
-                              cwd=root, env=_probe_env(root), capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"status": "timeout", "detail": f"probe ran past {timeout:g} s"}
+    argv, env = [sys.executable, "-c", _BOOTSTRAP, probe, str(report_path)], _probe_env(root)
+    with open(os.devnull, "rb") as nothing, tempfile.TemporaryFile() as output:
+        # In a test run, forked from the run's warm fork server (the copy's course_lib is
+        # imported after the fork); otherwise, or if that is not possible, a fresh interpreter.
+        forked = forkserver.fork(argv, env, root, [nothing.fileno(), output.fileno(), output.fileno()])
+        if forked is not None:
+            returncode = forkserver.wait(forked, timeout)
+        else:
+            try:
+                returncode = subprocess.run(argv, cwd=root, env=env, stdin=nothing, stdout=output,
+                                            stderr=subprocess.STDOUT, timeout=timeout).returncode
+            except subprocess.TimeoutExpired:
+                returncode = None
+        if returncode is None:
+            return {"status": "timeout", "detail": f"probe ran past {timeout:g} s"}
+        output.seek(0)
+        text = output.read().decode(errors="replace")
     if not report_path.exists():
-        last = (proc.stdout + proc.stderr).strip().splitlines()[-1:] or [""]
-        return {"status": "crashed", "detail": f"exit code {proc.returncode}: {last[0]}"}
+        last = text.strip().splitlines()[-1:] or [""]
+        return {"status": "crashed", "detail": f"exit code {returncode}: {last[0]}"}
     report = json.loads(report_path.read_text(encoding="utf-8"))
     # Paths inside the temporary copy are noise for a reader: name the copy, not its location.
     return {k: v.replace(str(root), "<copy>") if isinstance(v, str) else v for k, v in report.items()}

@@ -1,7 +1,8 @@
 """pytest plugin of the course (loaded from pyproject's addopts).
 
 * points nbval at the course's single sanitizer file, wherever pytest is started from;
-* in a run with workers, starts the one fork server they and their kernels share;
+* in a run with workers, starts the one fork server they and their kernels share, and has
+  nbval start the notebooks' kernels through it (forked, already warm);
 * fails the run if any course server process (or fork server) is still alive at the end (leak check).
 """
 from __future__ import annotations
@@ -31,6 +32,13 @@ def pytest_configure(config):
         from . import forkserver
 
         forkserver.share()
+    if getattr(config.option, "nbval_current_env", False):
+        from .forkserver import forked_kernels
+
+        name = forked_kernels()
+        if name is not None:  # the run's kernels start forked from its warm fork server
+            config.option.nbval_current_env = False
+            config.option.nbval_kernel_name = name
 
 
 def surviving_servers(tag: str | None = None) -> list[tuple[int, str]]:

@@ -4,6 +4,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 
@@ -23,13 +24,30 @@ PER_PROCESS = ("pid", "ppid", "pgid", "sid")
 
 
 @pytest.fixture
-def own_fork_server(monkeypatch):
+def own_fork_server():
     """For tests that kill, restart or share a fork server: one of this process's own, never
     the one the run's workers share."""
     forkserver.shutdown()  # leave the shared one (a connection only; it keeps running)
-    monkeypatch.delenv(forkserver.SHARED, raising=False)
+    saved = {name: os.environ.pop(name, None) for name in (forkserver.SHARED, "JUPYTER_PATH")}
+    if saved["JUPYTER_PATH"] is not None:
+        os.environ["JUPYTER_PATH"] = saved["JUPYTER_PATH"]
     yield
     forkserver.shutdown()
+    for name, value in saved.items():  # ``share`` sets both
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@pytest.fixture
+def run_kernels(request):
+    """Pid of the fork server that forks this run's kernels: the shared one, or in a run
+    without workers, one of this process's own."""
+    if forkserver.forked_kernels() is None:
+        request.getfixturevalue("own_fork_server")
+        forkserver.share()
+    return int(os.environ[forkserver.SHARED].split()[1])
 
 
 async def probe(**options) -> tuple:
@@ -226,3 +244,83 @@ async def test_a_lab_on_another_copy_of_the_course_runs_that_copy(tmp_path):
     assert names == {"fast": ["alpha-in-the-copy", "beta", "gamma"], "cold": ["alpha-in-the-copy", "beta", "gamma"]}
     async with connect("catalog") as lab:  # the next lab of the same fork server: the course itself
         assert lab.launch_path == "fast" and (await walk(lab)).names == ["alpha", "beta", "gamma"]
+
+
+def _kernel():
+    from jupyter_client.manager import start_new_kernel
+
+    return start_new_kernel(kernel_name=forkserver.KERNEL_NAME, cwd=str(ROOT), startup_timeout=60)
+
+
+def _say(kc, code: str) -> str:
+    out = []
+    reply = kc.execute_interactive(code, timeout=30, output_hook=lambda m: out.append(m["content"].get("text", ""))
+                                   if m["msg_type"] == "stream" else None)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    return "".join(out).strip()
+
+
+FACTS = "import os, sys; print(os.getpid(), os.getppid(), 'mcp' in sys.modules)"
+
+
+def test_a_kernel_of_the_run_is_forked_warm_and_goes_with_the_process_jupyter_started(run_kernels):
+    """A notebook kernel of a run with workers: a real ipykernel in a process of its own, forked
+    with the SDK already imported; an interrupt reaches it, and when the process Jupyter
+    started (the launcher standing in for it) is killed, the kernel goes too."""
+    km, kc = _kernel()
+    try:
+        launcher = km.provisioner.process.pid
+        pid, ppid, warm = _say(kc, FACTS).split()
+        assert (int(ppid), warm) == (run_kernels, "True") and int(pid) != launcher
+        kc.execute("import time; print('sleeping', flush=True); time.sleep(60)")
+        while kc.get_iopub_msg(timeout=10)["content"].get("text") != "sleeping\n":
+            pass
+        km.interrupt_kernel()
+        reply = kc.get_shell_msg(timeout=10)["content"]
+        assert (reply["status"], reply["ename"]) == ("error", "KeyboardInterrupt")
+        os.kill(launcher, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while alive(int(pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(int(pid))
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def test_without_a_fork_server_the_kernelspec_starts_a_normal_kernel(tmp_path, monkeypatch):
+    monkeypatch.delenv(forkserver.SHARED, raising=False)
+    monkeypatch.setenv("JUPYTER_PATH", str(forkserver.kernel_spec(tmp_path)))
+    km, kc = _kernel()
+    try:
+        pid, _, warm = _say(kc, FACTS).split()
+        assert (int(pid), warm) == (km.provisioner.process.pid, "False")  # exec'd in place, cold
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel()
+    assert not alive(int(pid))
+
+
+def _forked_run(argv: list[str], cwd, timeout: float | None = None) -> tuple[int | None, str, int]:
+    with open(os.devnull, "rb") as nothing, open(cwd / "output", "w+b") as output:
+        forked = forkserver.fork(argv, dict(os.environ), cwd, [nothing.fileno(), output.fileno(), output.fileno()])
+        assert forked is not None
+        code = forkserver.wait(forked, timeout)
+        output.seek(0)
+        return code, output.read().decode(), forked[0]
+
+
+def test_a_python_c_child_of_the_run_behaves_like_python_c(run_kernels, tmp_path):
+    """What the negative controls' probes use: ``python -c CODE ARGS``, forked or fresh."""
+    code = ("import os, sys; print(__name__, sys.argv, repr(sys.path[0]), os.getcwd()); "
+            "sys.stderr.write('to stderr\\n'); sys.exit(3)")
+    argv = [sys.executable, "-c", code, "a", "b"]
+    forked = _forked_run(argv, tmp_path)[:2]
+    cold = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
+    assert forked == (3, cold.stdout + cold.stderr) == (cold.returncode, "__main__ ['-c', 'a', 'b'] '' "
+                                                        f"{tmp_path}\nto stderr\n")
+    code, _, pid = _forked_run([sys.executable, "-c", "import time; time.sleep(60)"], tmp_path, timeout=0.5)
+    deadline = time.monotonic() + 5
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert code is None and not alive(pid)  # past its budget: stopped with its connection
