@@ -10,6 +10,7 @@ reveal.js HTML with nbconvert into the git-ignored ``slides/`` folder::
 """
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from pathlib import Path
@@ -66,15 +67,21 @@ def count(nb) -> int:
                if c.metadata.get("slideshow", {}).get("slide_type") in (SLIDE, SUBSLIDE))
 
 
+@functools.cache
+def _exporter():
+    """One exporter for every chapter, as ``jupyter nbconvert`` does: its templates compile once."""
+    from nbconvert import SlidesExporter
+
+    return SlidesExporter(reveal_scroll=True)
+
+
 def export(path: Path, out_dir: Path) -> Path:
     """Export one chapter as a reveal.js deck (stored outputs, nothing executed)."""
     import nbformat
-    from nbconvert import SlidesExporter
 
     nb = nbformat.read(path, as_version=4)
     annotate(nb)
-    exporter = SlidesExporter(reveal_scroll=True)
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+    body, _ = _exporter().from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{path.stem}.slides.html"
     target.write_text(body, encoding="utf-8")
