@@ -23,6 +23,12 @@ pytestmark = pytest.mark.anyio
 PER_PROCESS = ("pid", "ppid", "pgid", "sid")
 
 
+@pytest.fixture(autouse=True)
+def fast_path_on(monkeypatch):
+    """These tests are about the fast path: it is on for them even in a run that switched it off."""
+    monkeypatch.setenv(forkserver.SWITCH, "1")
+
+
 @pytest.fixture
 def own_fork_server():
     """For tests that kill, restart or share a fork server: one of this process's own, never
