@@ -21,7 +21,7 @@ from pathlib import Path
 import anyio
 
 from .errors import CourseError
-from .process import LEGACY_VERSION, server_env
+from .process import LEGACY_VERSION, server_env, without_package_init
 from .paths import ROOT, fixture
 from .wire import CHECKS, LineClient, asserts_active, check_reply, python_argv
 
@@ -224,10 +224,9 @@ async def run_controls(recorded: dict, cases: list[str], *, modes=MODES, checker
     return runs
 
 
-# ``python -m course_lib.envelope replay ...`` without the package's ``__init__`` (which imports
-# the SDK for ``connect``): a replay needs none of it, and starts in a fraction of the time.
-_REPLAY = ("import sys, types; package = types.ModuleType('course_lib'); package.__path__ = [sys.argv[1]]; "
-           "sys.modules['course_lib'] = package; from course_lib.envelope import main; sys.exit(main(sys.argv[2:]))")
+# ``python -m course_lib.envelope replay ...`` without the package's ``__init__``: a replay needs
+# none of the SDK.
+_REPLAY = without_package_init("envelope", "main")
 
 
 def main(argv: list[str]) -> int:

@@ -60,7 +60,7 @@ from typing import Sequence
 import anyio
 import anyio.abc
 
-from .process import ServerProcess, pid_alive, run_as_process, server_env
+from .process import ServerProcess, pid_alive, run_as_process, server_env, without_package_init
 from .paths import ROOT
 
 SWITCH = "COURSE_FAST_LAUNCH"  # "0" turns the fast path off; connect then always starts cold
@@ -491,9 +491,7 @@ def wait(forked, timeout: float | None = None) -> int | None:
 
 
 KERNEL_NAME = "course-forked"
-KERNEL_BOOT = ("import sys, types; package = types.ModuleType('course_lib'); package.__path__ = [sys.argv[1]]; "
-               "sys.modules['course_lib'] = package; from course_lib.forkserver import kernel_main; "
-               "kernel_main(sys.argv[2:])")
+KERNEL_BOOT = without_package_init("forkserver", "kernel_main")
 _KERNEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 
 

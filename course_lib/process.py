@@ -180,3 +180,13 @@ def _flush() -> None:
             stream.flush()
         except (OSError, ValueError, AttributeError):
             pass
+
+
+def without_package_init(module: str, function: str) -> str:
+    """``python -c`` code that runs ``course_lib.MODULE.FUNCTION(sys.argv[2:])`` and exits with its
+    result, given the ``course_lib`` directory as ``sys.argv[1]``, without running the package's
+    ``__init__`` (which imports the SDK for ``connect``): such a process starts in a fraction of
+    the time."""
+    return ("import sys, types; package = types.ModuleType('course_lib'); package.__path__ = [sys.argv[1]]; "
+            f"sys.modules['course_lib'] = package; from course_lib.{module} import {function}; "
+            f"sys.exit({function}(sys.argv[2:]))")
