@@ -40,6 +40,7 @@ start can apply (``PYTHON*``, locale, the run tag).
 """
 from __future__ import annotations
 
+import asyncio
 import gc
 import hashlib
 import json
@@ -344,12 +345,50 @@ async def spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr):
     return _ForkedProcess(reply["pid"], stdin_w, stdout_r, status)
 
 
-class _PipeReader(anyio.abc.ByteReceiveStream):
-    """The parent's end of the server's stdout pipe, read without blocking the event loop."""
+class _PipeEnd:
+    """One end of a lab's pipe, waited on without blocking the event loop.
+
+    The end keeps its own waiter, so ``aclose`` (from whichever task) removes the event loop's
+    registration for the fd before closing it and wakes the waiter. (``anyio.notify_closing``
+    only finds waiters registered in the closing task's context: a waiter left registered on
+    a closed fd would make the next file that reuses the number look registered, and never
+    wake its own waiter.)
+    """
 
     def __init__(self, fd: int):
         os.set_blocking(fd, False)
         self._fd: int | None = fd
+        self._waiter: asyncio.Future | None = None
+
+    async def _wait(self, writable: bool) -> None:
+        loop = asyncio.get_running_loop()
+        fd, waiter = self._fd, loop.create_future()
+        add, remove = (loop.add_writer, loop.remove_writer) if writable else (loop.add_reader, loop.remove_reader)
+        add(fd, lambda: waiter.done() or waiter.set_result(True))
+        self._waiter = waiter
+        try:
+            if not await waiter:
+                raise anyio.ClosedResourceError
+        finally:
+            if self._waiter is waiter:  # still ours: not closed meanwhile
+                self._waiter = None
+                remove(fd)
+
+    async def aclose(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            waiter, self._waiter = self._waiter, None
+            if waiter is not None:
+                loop = asyncio.get_running_loop()
+                loop.remove_reader(fd)
+                loop.remove_writer(fd)
+                if not waiter.done():
+                    waiter.set_result(False)
+            os.close(fd)
+
+
+class _PipeReader(_PipeEnd, anyio.abc.ByteReceiveStream):
+    """The parent's end of the server's stdout pipe."""
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         while True:
@@ -358,25 +397,15 @@ class _PipeReader(anyio.abc.ByteReceiveStream):
             try:
                 data = os.read(self._fd, max_bytes)
             except BlockingIOError:
-                await anyio.wait_readable(self._fd)
+                await self._wait(writable=False)
                 continue
             if not data:
                 raise anyio.EndOfStream
             return data
 
-    async def aclose(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            anyio.notify_closing(fd)
-            os.close(fd)
 
-
-class _PipeWriter(anyio.abc.ByteSendStream):
+class _PipeWriter(_PipeEnd, anyio.abc.ByteSendStream):
     """The parent's end of the server's stdin pipe."""
-
-    def __init__(self, fd: int):
-        os.set_blocking(fd, False)
-        self._fd: int | None = fd
 
     async def send(self, item: bytes) -> None:
         view = memoryview(item)
@@ -386,15 +415,9 @@ class _PipeWriter(anyio.abc.ByteSendStream):
             try:
                 view = view[os.write(self._fd, view):]
             except BlockingIOError:
-                await anyio.wait_writable(self._fd)
+                await self._wait(writable=True)
             except BrokenPipeError:
                 raise anyio.BrokenResourceError from None
-
-    async def aclose(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            anyio.notify_closing(fd)
-            os.close(fd)
 
 
 class _ForkedProcess(ServerProcess):

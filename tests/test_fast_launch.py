@@ -4,6 +4,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -330,3 +331,34 @@ def test_a_python_c_child_of_the_run_behaves_like_python_c(run_kernels, tmp_path
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert code is None and not alive(pid)  # past its budget: stopped with its connection
+
+
+async def test_closing_a_pipe_another_task_waits_on_leaves_no_stale_wait_behind():
+    """A lab's stdout reader waits in its own task; the lab closes the pipe from another. The
+    next file that gets the same fd number (the next lab's status socket) must still wake its
+    waiter: a registration left on the closed fd once hung a lab start for the full reply budget."""
+    r, w = os.pipe()
+    reader = forkserver._PipeReader(r)
+    closed = []
+
+    async def read():
+        try:
+            await reader.receive()
+        except anyio.ClosedResourceError:
+            closed.append(True)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read)
+            await anyio.sleep(0.05)  # the reader now waits on the fd, from its own task
+            await reader.aclose()
+            first, second = socket.socketpair()
+            with first, second:
+                reused, other = (first, second) if first.fileno() == r else (second, first)
+                assert reused.fileno() == r  # the new socket took the closed pipe's number
+                other.send(b"x")
+                with anyio.fail_after(2):
+                    await anyio.wait_readable(reused)
+    finally:
+        os.close(w)
+    assert closed == [True]  # and the reader was told its pipe is closed
