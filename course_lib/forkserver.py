@@ -552,8 +552,9 @@ def kernel_main(args: list[str]) -> None:
     for sig in _KERNEL_SIGNALS:
         signal.signal(sig, lambda signum, _: os.kill(forked[0], signum))
     code = wait(forked)
-    if code < 0:
-        signal.signal(-code, signal.SIG_DFL)
+    if code < 0:  # killed by a signal: so is this process
+        if -code not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     os._exit(code & 0xFF)
 

@@ -295,6 +295,18 @@ def test_a_kernel_of_the_run_is_forked_warm_and_goes_with_the_process_jupyter_st
         km.shutdown_kernel(now=True)
 
 
+def test_a_forked_kernel_killed_by_a_signal_ends_its_launcher_with_that_signal(run_kernels):
+    km, kc = _kernel()
+    try:
+        pid = int(_say(kc, FACTS).split()[0])
+        launcher = km.provisioner.process
+        os.kill(pid, signal.SIGKILL)
+        assert launcher.wait(timeout=10) == -signal.SIGKILL  # what Jupyter sees of a killed kernel
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
 def test_without_a_fork_server_the_kernelspec_starts_a_normal_kernel(tmp_path, monkeypatch):
     monkeypatch.delenv(forkserver.SHARED, raising=False)
     monkeypatch.setenv("JUPYTER_PATH", str(forkserver.kernel_spec(tmp_path)))
