@@ -186,13 +186,21 @@ class _Client(_Link):
         self.sock.close()  # EOF: the fork server stops the children this connection started
 
 
-def _shared(env: dict[str, str]) -> tuple[str, int] | None:
-    """(address, pid) of the run's shared fork server, if there is one this process may use."""
+def _published() -> tuple[str, int, str] | None:
+    """(address, pid, key) of the run's shared fork server, as ``share`` published it."""
     try:
         address, pid, key = os.environ[SHARED].split()
-        pid = int(pid)
+        return address, int(pid), key
     except (KeyError, ValueError):
         return None
+
+
+def _shared(env: dict[str, str]) -> tuple[str, int] | None:
+    """(address, pid) of the run's shared fork server, if there is one this process may use."""
+    published = _published()
+    if published is None:
+        return None
+    address, pid, key = published
     return (address, pid) if key == _key(env) and pid != os.getpid() else None
 
 
@@ -250,7 +258,7 @@ def share() -> None:
     Called once by the pytest process that starts a run with workers: the workers and the
     kernels they start inherit ``COURSE_FORKSERVER`` and connect to it.
     """
-    global _handle
+    global _handle, _kernels
     if not enabled() or not sys.platform.startswith("linux"):  # abstract socket names are Linux's
         return
     with _handle_lock:
@@ -269,7 +277,6 @@ def share() -> None:
             listener.close()  # the fork server holds it now
         os.environ[SHARED] = f"{address} {_handle.pid} {_key(env)}"
         # Notebook kernels of the run are forked too, through a kernelspec that asks for one.
-        global _kernels
         _kernels = kernel_spec(Path(tempfile.mkdtemp(prefix="course-kernels-")))
         os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(_kernels), os.environ.get("JUPYTER_PATH")]))
     _register_atexit()
@@ -278,15 +285,16 @@ def share() -> None:
 def shutdown() -> None:
     """Stop this process's fork server (and any child it still has), or leave the shared one;
     the next lab starts or joins one again."""
-    global _handle
+    global _handle, _kernels
     with _handle_lock:
         handle, _handle = _handle, None
     if handle is not None and handle.owner == os.getpid():
         handle.close()
-    if _kernels is not None and handle is not None and handle.owner == os.getpid():
-        import shutil
+        if _kernels is not None:  # the kernelspec of the fork server this process shared
+            import shutil
 
-        shutil.rmtree(_kernels, ignore_errors=True)
+            shutil.rmtree(_kernels, ignore_errors=True)
+            _kernels = None
 
 
 def running_pid() -> int | None:
@@ -470,12 +478,10 @@ def fork(argv: list[str], env: dict[str, str], cwd: str | os.PathLike, fds: Sequ
     its stdin, stdout and stderr. Returns ``(pid, status socket, connection)``, or None if there
     is no usable shared fork server (then start ``argv`` as a fresh interpreter). The child is
     stopped if the connection closes before it exits; ``wait`` reads its exit status."""
-    if not enabled():
+    published = _published()
+    if not enabled() or published is None:
         return None
-    try:
-        address, _, key = os.environ[SHARED].split()
-    except (KeyError, ValueError):
-        return None
+    address, _, key = published
     view = {k: v for k, v in env.items() if k not in _CHILD_APPLIES}
     view.update({k: v for k, v in _base_env().items() if k in _CHILD_APPLIES})
     if _key(view) != key:
@@ -667,6 +673,7 @@ def _child(request: dict, fds: list[int], closing: list) -> None:
         warmed_path = os.environ.get("PYTHONPATH", "")
         os.environ.clear()
         os.environ.update(request["env"])
+        sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
         argv = request["argv"]
         sys.path[0] = "" if argv[1] == "-c" else os.getcwd()  # what ``python -c`` / ``-m`` put first
         if os.environ.get("PYTHONPATH", "") != warmed_path:
@@ -693,7 +700,6 @@ def _kernel(argv: list[str]):
     import ipykernel_launcher
     from ipykernel import kernelapp
 
-    sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     del sys.path[0]  # as ipykernel_launcher does; the kernel puts the working directory back
     sys.argv = [ipykernel_launcher.__file__, *argv[3:]]
     return kernelapp.launch_new_instance
@@ -703,7 +709,6 @@ def _code(argv: list[str]):
     """What ``python -c CODE ARGS`` runs (in a fresh ``__main__``)."""
     import types
 
-    sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     sys.argv = ["-c", *argv[3:]]
     main = types.ModuleType("__main__")
     sys.modules["__main__"] = main

@@ -2,7 +2,8 @@
 
 What every way of talking to a server shares: the explicit environment a server gets, the
 command line of a course server, ``spawn`` (the fork server for course servers when allowed,
-else a fresh interpreter) and ``ServerProcess`` (pipes, pid, exit status, a group-wide stop).
+else a fresh interpreter), ``ServerProcess`` (pipes, pid, exit status, a group-wide stop),
+``run_as_process`` (how a server or any fork-server child leaves) and ``without_package_init``.
 Nothing here imports the MCP SDK, so a process that only replays recorded lines (the envelope
 controls) starts in a fraction of the time.
 """
