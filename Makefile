@@ -38,23 +38,23 @@ test: $(STAMP)
 ## browser-check: run every chapter in JupyterLab in headless Chromium; screenshots in screenshots/
 BROWSER_NOTEBOOKS ?= $(NOTEBOOKS)
 browser-check: $(STAMP)
-	CHROMIUM=$(CHROMIUM) $(BIN)/python -m course_lib.browser_check --timeout $(BROWSER_TIMEOUT) --budget $(BROWSER_BUDGET) $(BROWSER_ARGS) $(BROWSER_NOTEBOOKS)
+	CHROMIUM=$(CHROMIUM) $(BIN)/python -m course_lib.tooling.browser_check --timeout $(BROWSER_TIMEOUT) --budget $(BROWSER_BUDGET) $(BROWSER_ARGS) $(BROWSER_NOTEBOOKS)
 
 ## slides: export every chapter as reveal.js slides into slides/
 slides: $(STAMP)
-	$(BIN)/python -m course_lib.slides $(NOTEBOOKS) --out slides
+	$(BIN)/python -m course_lib.tooling.slides $(NOTEBOOKS) --out slides
 
 ## regen: re-execute every chapter in place (deterministic: a second run changes nothing)
 regen: $(STAMP)
-	$(BIN)/python -m course_lib.notebooks regen $(or $(NB),$(NOTEBOOKS))
+	$(BIN)/python -m course_lib.tooling.regen regen $(or $(NB),$(NOTEBOOKS))
 
 ## bench: speed figures, measured side by side in one run (never asserted in tests)
 bench: $(STAMP)
-	$(BIN)/python -m course_lib.bench
+	$(BIN)/python -m course_lib.tooling.bench
 
 ## student: generate the student copy (no solutions, exercise outputs cleared) into student/
 student: $(STAMP)
-	$(BIN)/python -m course_lib.student
+	$(BIN)/python -m course_lib.tooling.student_copy
 
 ## lock: re-resolve the pinned constraints after changing pyproject.toml
 lock:

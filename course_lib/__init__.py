@@ -3,15 +3,15 @@
 Labs start real MCP servers as stdio subprocesses through ``connect`` and read lists with
 the bounded walker ``walk``. Everything a notebook shows comes from these calls.
 """
-from . import _startup
+from course_lib._runtime import startup
 
-_startup.defer()  # before anything imports jsonschema
+startup.defer()  # before anything imports jsonschema
 
-from .candidate import Candidate, candidate  # noqa: E402
-from .catalog import Catalog, walk  # noqa: E402
-from .errors import (CatalogError, CourseError, LabTimeout, LaunchError, ProtocolViolation,  # noqa: E402
+from course_lib.refresh import Candidate, candidate  # noqa: E402
+from course_lib.walker import Catalog, walk  # noqa: E402
+from course_lib.errors import (CatalogError, CourseError, LabTimeout, LaunchError, ProtocolViolation,  # noqa: E402
                      ServerCrashed, unwrap)
-from .launch import Lab, connect  # noqa: E402
+from course_lib.labs import Lab, connect  # noqa: E402
 
 __all__ = ["Candidate", "Catalog", "CatalogError", "CourseError", "Lab", "LabTimeout", "LaunchError",
            "ProtocolViolation", "ServerCrashed", "candidate", "connect", "unwrap", "walk"]

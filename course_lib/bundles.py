@@ -30,7 +30,7 @@ from typing import Literal, Mapping
 
 from mcp import MCPError
 
-from .errors import CourseError
+from course_lib.errors import CourseError
 
 MANIFEST_URI = "project://atlas/manifest"
 PINNED_PREFIX = "project://atlas/"

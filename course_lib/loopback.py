@@ -18,9 +18,9 @@ from typing import AsyncIterator
 
 import anyio
 
-from .errors import LaunchError
-from .process import ServerProcess, course_server_argv, server_env, spawn
-from .paths import ROOT
+from course_lib.errors import LaunchError
+from course_lib._runtime.process import ServerProcess, course_server_argv, server_env, spawn
+from course_lib.paths import ROOT
 
 READY_BUDGET = 20.0
 

@@ -19,10 +19,10 @@ from typing import Any, AsyncIterator
 
 import anyio
 
-from .errors import LabTimeout
-from .launch import Wire
-from .process import LEGACY_VERSION, ServerProcess, course_server_argv, server_env, spawn
-from .paths import ROOT
+from course_lib.errors import LabTimeout
+from course_lib.labs import Wire
+from course_lib._runtime.process import LEGACY_VERSION, ServerProcess, course_server_argv, server_env, spawn
+from course_lib.paths import ROOT
 
 MODERN_VERSION = "2026-07-28"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"

@@ -9,10 +9,10 @@ from typing import Iterable
 import anyio
 from mcp import MCPError
 
-from .catalog import walk
-from .display import Table
-from .errors import CourseError
-from .launch import connect
+from course_lib.walker import walk
+from course_lib.display import Table
+from course_lib.errors import CourseError
+from course_lib.labs import connect
 
 
 async def walk_outcome(mode: str, era: str = "legacy", *, server: str = "catalog", kind: str = "tools",

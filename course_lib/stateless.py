@@ -10,8 +10,8 @@ from typing import Any, Awaitable, Callable
 
 import mcp_types as types
 
-from .display import Table
-from .errors import CatalogError, CourseError
+from course_lib.display import Table
+from course_lib.errors import CatalogError, CourseError
 
 MAX_PAGES = 16
 

@@ -24,11 +24,11 @@ import ipywidgets as W
 import mcp_types as types
 from mcp import MCPError
 
-from .catalog import walk
-from .display import CursorLabels, Table, error_line, frame_json, wire_table
-from .errors import CatalogError, CourseError
-from .launch import ERAS, Lab, Wire, connect
-from .servers.catalog import MODES as CATALOG_MODES
+from course_lib.walker import walk
+from course_lib.display import CursorLabels, Table, error_line, frame_json, wire_table
+from course_lib.errors import CatalogError, CourseError
+from course_lib.labs import ERAS, Lab, Wire, connect
+from course_lib.servers.catalog import MODES as CATALOG_MODES
 
 STEP_ERAS = tuple(e for e in ERAS if e != "auto")
 # A widget waits longer than a script: a student's machine may be busy while the server starts.

@@ -5,7 +5,7 @@ import anyio
 import pytest
 
 from course_lib import LabTimeout, LaunchError, connect, walk
-from course_lib.launch import pid_alive as alive
+from course_lib.labs import pid_alive as alive
 
 pytestmark = pytest.mark.anyio
 

@@ -13,9 +13,11 @@ import anyio
 import mcp_types as types
 import pytest
 
-from course_lib import LaunchError, ServerCrashed, connect, forkserver, negative, walk
-from course_lib.pytest_plugin import surviving_servers
-from course_lib.launch import pid_alive as alive
+from course_lib import LaunchError, ServerCrashed, connect, walk
+from course_lib._runtime import fastlaunch as forkserver
+from course_lib.chapters import negative_controls as negative
+from course_lib.tooling.pytest_plugin import surviving_servers
+from course_lib.labs import pid_alive as alive
 from course_lib.paths import ROOT
 from course_lib.servers import catalog
 
@@ -163,7 +165,8 @@ async def test_when_the_fork_server_dies_labs_close_cleanly_and_start_cold_until
 
 PARENT = """
 import os, signal, sys, anyio
-from course_lib import connect, forkserver
+from course_lib import connect
+from course_lib._runtime import fastlaunch as forkserver
 async def main():
     async with connect("catalog") as lab:
         print(forkserver.running_pid(), lab.pid, flush=True)
@@ -195,7 +198,8 @@ async def test_a_missing_server_fails_before_any_fork():
 
 SHARING = """
 import os, signal, sys, anyio
-from course_lib import connect, forkserver
+from course_lib import connect
+from course_lib._runtime import fastlaunch as forkserver
 async def main():
     async with connect("catalog") as lab:
         print(forkserver.running_pid(), lab.pid, lab.launch_path, flush=True)

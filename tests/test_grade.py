@@ -2,8 +2,8 @@
 import pytest
 from mcp.types import PaginatedRequestParams
 
-from course_lib.grade import grade_walker
-from course_lib.student import reference_solution
+from course_lib.grading.core import grade_walker
+from course_lib.tooling.student_copy import reference_solution
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio

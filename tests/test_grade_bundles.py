@@ -5,8 +5,8 @@ import pytest
 from mcp import MCPError
 
 from course_lib import bundles
-from course_lib.grade_bundles import grade_bundles
-from course_lib.student import reference_solution
+from course_lib.grading.bundle_reader import grade_bundles
+from course_lib.tooling.student_copy import reference_solution
 
 pytestmark = pytest.mark.anyio
 

@@ -2,8 +2,8 @@
 import pytest
 
 from course_lib import walk
-from course_lib.grade_refresh import grade_capstone, grade_refresh
-from course_lib.student import reference_solution
+from course_lib.grading.refresher import grade_capstone, grade_refresh
+from course_lib.tooling.student_copy import reference_solution
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio

@@ -4,9 +4,9 @@ import nbformat
 import pytest
 from mcp import MCPError
 
-from course_lib.grade_stateless import grade_refresh
+from course_lib.grading.cache_refresh import grade_refresh
 from course_lib.paths import NOTEBOOKS
-from course_lib.student import solution_sources
+from course_lib.tooling.student_copy import solution_sources
 
 pytestmark = pytest.mark.anyio
 ALL = ["unchanged catalog", "changed since last refresh", "changed mid-refresh",

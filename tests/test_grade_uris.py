@@ -5,8 +5,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from course_lib.grade_uris import grade_allowlist
-from course_lib.student import reference_solution
+from course_lib.grading.allowlist import grade_allowlist
+from course_lib.tooling.student_copy import reference_solution
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio

@@ -13,9 +13,9 @@ import pytest
 
 import course_lib
 from course_lib import CatalogError, ProtocolViolation, connect, walk
-from course_lib.launch import EXIT_GRACE, TERM_GRACE, pid_alive
+from course_lib.labs import EXIT_GRACE, TERM_GRACE, pid_alive
 from course_lib.paths import ROOT
-from course_lib.proctree import lab_processes
+from course_lib._runtime.proctree import lab_processes
 
 pytestmark = pytest.mark.anyio
 

@@ -11,7 +11,7 @@ import sys
 import textwrap
 import time
 
-from course_lib.launch import pid_alive
+from course_lib.labs import pid_alive
 from course_lib.paths import ROOT
 
 INNER = textwrap.dedent('''
@@ -60,7 +60,7 @@ def run_inner(tmp_path, leak: str) -> tuple[subprocess.CompletedProcess, list[in
     env.update(PYTHONPATH=str(ROOT), LEAK=leak, LEAK_PIDS=str(pids_file))
     try:
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                               "-p", "course_lib.pytest_plugin", "-p", "no:hypothesispytest", "-c", str(tmp_path / "pytest.ini"),
+                               "-p", "course_lib.tooling.pytest_plugin", "-p", "no:hypothesispytest", "-c", str(tmp_path / "pytest.ini"),
                                str(tmp_path / "test_inner.py")],
                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     finally:

@@ -7,9 +7,10 @@ import json
 
 import pytest
 
-from course_lib import CatalogError, candidate, connect, negative, schema_lab, walk
-from course_lib.negative import CheckFailed, Mutant
-from course_lib.notebooks import stored_rows, stored_text
+from course_lib import CatalogError, candidate, connect, walk
+from course_lib.chapters import negative_controls as negative, schema_lab
+from course_lib.chapters.negative_controls import CheckFailed, Mutant
+from course_lib.tooling.regen import stored_rows, stored_text
 from course_lib.paths import NOTEBOOKS
 
 pytestmark = pytest.mark.anyio
@@ -119,7 +120,7 @@ def test_chapter_3_kills_every_mutant_at_its_named_check():
     """Chapter 3 runs every mutant (nbval re-executes it against these stored rows): each row
     must say killed, at the mutant's own hand-written check and message."""
     rows = {r["mutant"]: r for part in ("MUTANTS[:3]", "MUTANTS[3:]")
-            for r in stored_rows(NOTEBOOKS / "03_schema_cache.ipynb", f"for m in lab3.{part}]")}
+            for r in stored_rows(NOTEBOOKS / "03_schema_cache.ipynb", f"for m in schema_lab.{part}]")}
     assert set(rows) == {m.name for m in schema_lab.MUTANTS}
     for m in schema_lab.MUTANTS:
         row = rows[m.name]
@@ -128,16 +129,16 @@ def test_chapter_3_kills_every_mutant_at_its_named_check():
 
 
 def test_baseline_probe_passes_in_a_copy():
-    assert negative.run_baseline("course_lib.schema_lab:probe_failed_candidate").verdict == "passed"
+    assert negative.run_baseline("course_lib.chapters.schema_lab:probe_failed_candidate").verdict == "passed"
 
 
 def test_broken_mutants_are_not_kills():
-    no_anchor = Mutant("no_anchor", "course_lib/catalog.py", "this text is not there", "x",
-                       "course_lib.schema_lab:probe_in_place", "refresh_rejected", "bad catalog accepted")
+    no_anchor = Mutant("no_anchor", "course_lib/walker.py", "this text is not there", "x",
+                       "course_lib.chapters.schema_lab:probe_in_place", "refresh_rejected", "bad catalog accepted")
     with pytest.raises(negative.BadMutant, match="anchor found 0 times"):
         negative.run_mutant(no_anchor)
-    syntax = Mutant("syntax", "course_lib/catalog.py", "if key in seen_ids:", "if key in seen_ids",
-                    "course_lib.schema_lab:probe_in_place", "refresh_rejected", "bad catalog accepted")
+    syntax = Mutant("syntax", "course_lib/walker.py", "if key in seen_ids:", "if key in seen_ids",
+                    "course_lib.chapters.schema_lab:probe_in_place", "refresh_rejected", "bad catalog accepted")
     with pytest.raises(negative.BadMutant, match="does not compile"):
         negative.run_mutant(syntax)
     # A mutant whose copy does not even import is reported, not counted: chapter 3 runs one.

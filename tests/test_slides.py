@@ -4,7 +4,7 @@ from html.parser import HTMLParser
 import nbformat
 import pytest
 
-from course_lib import slides
+from course_lib.tooling import slides
 from course_lib.paths import NOTEBOOKS
 
 CHAPTERS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))

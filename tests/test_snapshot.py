@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from course_lib import bundles, snapshot_lab
+from course_lib import bundles
+from course_lib.chapters import snapshot_lab
 from course_lib.bundles import BundleError, Manifest
 from course_lib.paths import fixture
 from course_lib.servers import snapshot as snapshot_server

@@ -12,7 +12,7 @@ from functools import partial
 
 import course_lib
 from course_lib import CourseError
-from course_lib.launch import pid_alive as alive
+from course_lib.labs import pid_alive as alive
 from course_lib.loopback import serve_http
 from course_lib.paths import fixture
 from course_lib.raw import INITIALIZE, envelope, enveloped, error_of, raw_lines

@@ -3,7 +3,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from course_lib.paths import NOTEBOOKS
-from course_lib.student import SOLUTION, generate, solution_sources, tags
+from course_lib.tooling.student_copy import SOLUTION, generate, solution_sources, tags
 
 
 def test_student_copy_has_no_solutions_and_clears_exercises(tmp_path):

@@ -15,7 +15,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from course_lib import CatalogError, connect, unwrap, walk
-from course_lib.browser_check import MISSING_MODEL, WIDGET_VIEW
+from course_lib.tooling.browser_check import MISSING_MODEL, WIDGET_VIEW
 from course_lib.display import error_line
 from course_lib.errors import LabTimeout, leaf_exceptions
 from course_lib.paths import NOTEBOOKS, ROOT
@@ -204,7 +204,7 @@ def test_missing_widget_model():
     """
     import nbformat
 
-    from course_lib.browser_check import passed
+    from course_lib.tooling.browser_check import passed
 
     # The cause never ships: committed chapters store no widget views.
     for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
@@ -225,7 +225,7 @@ def test_missing_widget_model():
 def test_stale_output_mismatch(tmp_path):
     import nbformat
 
-    from course_lib.notebooks import execute
+    from course_lib.tooling.regen import execute
 
     nb = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell("print('fresh')", execution_count=1)
@@ -239,7 +239,7 @@ def test_stale_output_mismatch(tmp_path):
     env["PYTHONPATH"] = str(ROOT)
     # Plain pytest with nbval, as a student would run it; only the course's start-up deferral
     # (and no hypothesis plugin) keeps each of the two runs from paying seconds of imports.
-    startup = ROOT / "course_lib" / "_startup.py"  # loaded alone: the package would import the SDK
+    startup = ROOT / "course_lib" / "_runtime" / "startup.py"  # loaded alone: the package would import the SDK
     command = [sys.executable, "-c", "import importlib.util as u, sys, pytest; "
                f"s = u.spec_from_file_location('course_startup', {str(startup)!r}); m = u.module_from_spec(s); "
                "s.loader.exec_module(m); m.defer(); sys.exit(pytest.main(sys.argv[1:]))", "--nbval", "--nbval-current-env", "-p", "no:cacheprovider",

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from course_lib.launch import Wire, pid_alive
+from course_lib.labs import Wire, pid_alive
 from course_lib.paths import fixture
 from course_lib.widgets import (SCENARIOS, LiveLab, PageStepper, Scenario, ScenarioPicker, WireViewer,
                                 forged_cursor, run_scenario)

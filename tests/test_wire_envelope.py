@@ -11,10 +11,10 @@ import json
 import anyio
 import pytest
 
-from course_lib.envelope import capture, check_reply_with_asserts, run_controls
-from course_lib.notebooks import stored_rows
+from course_lib.chapters.envelope_controls import capture, check_reply_with_asserts, run_controls
+from course_lib.tooling.regen import stored_rows
 from course_lib.paths import NOTEBOOKS, fixture
-from course_lib.wire import CHECKS, LineClient, WireError, check_reply
+from course_lib.line_client import CHECKS, LineClient, WireError, check_reply
 
 pytestmark = pytest.mark.anyio
 

@@ -1,7 +1,7 @@
 import sys
 
-from ..process import run_as_process
-from . import load
+from course_lib._runtime.process import run_as_process
+from course_lib.servers import load
 
 
 def main(argv: list[str]) -> int:

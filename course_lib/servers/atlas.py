@@ -25,8 +25,8 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server
 
-from ..paths import FIXTURES
-from ._base import Audit, parser, serve
+from course_lib.paths import FIXTURES
+from course_lib.servers._base import Audit, parser, serve
 
 MODES = ("classic", "sep-2164")
 NOT_FOUND = {"classic": -32002, "sep-2164": types.INVALID_PARAMS}

@@ -12,7 +12,7 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server
 
-from ._base import parser, serve
+from course_lib.servers._base import parser, serve
 
 MODES = ("normal", "single", "empty", "empty-token", "repeat", "cycle", "endless", "duplicate",
          "change", "large")

@@ -32,7 +32,7 @@ import anyio
 import mcp_types as types
 from mcp.server import Server
 
-from ._base import lab_file, parser, serve
+from course_lib.servers._base import lab_file, parser, serve
 
 SDK_MODES = ("crash", "hang", "grandchild", "ignore-term")
 RAW_MODES = ("noise", "bad-frame", "huge-page", "bad-tool", "snake-cursor", "spawn-and-exit")

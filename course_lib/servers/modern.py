@@ -30,7 +30,7 @@ from mcp import MCPError
 from mcp.server import CacheHint, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
-from ._base import lab_file, parser, serve
+from course_lib.servers._base import lab_file, parser, serve
 
 MODES = ("modern", "sealed", "legacy-only", "catalog", "versioned", "public", "drifting", "churning")
 VERSIONED = ("versioned", "drifting", "churning")

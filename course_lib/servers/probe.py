@@ -17,7 +17,7 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server
 
-from ._base import parser, serve
+from course_lib.servers._base import parser, serve
 
 TOOLS = [types.Tool(name="process", description="Facts about this server process, as JSON",
                     input_schema={"type": "object", "properties": {}, "additionalProperties": False})]

@@ -21,7 +21,7 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server
 
-from ._base import Audit, parser, serve
+from course_lib.servers._base import Audit, parser, serve
 
 
 def build(fixture: dict, audit: Audit) -> Server:

@@ -13,7 +13,7 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server
 
-from ._base import parser, serve
+from course_lib.servers._base import parser, serve
 
 MODES = ("sdk", "classic")
 DOCUMENTS = {"course://shelf/readme": "How to use the shelf.", "course://shelf/notes": "Two notes."}

@@ -26,7 +26,7 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import CacheHint, Server
 
-from ._base import serve
+from course_lib.servers._base import serve
 
 BASE = "project://atlas/"
 MANIFEST = BASE + "manifest"

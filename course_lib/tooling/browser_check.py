@@ -1,6 +1,6 @@
 """The real-browser check: every chapter in JupyterLab itself, in headless Chromium.
 
-``python -m course_lib.browser_check [NOTEBOOK ...] [--timeout 300] [--budget 900] [--jobs 2] [--no-probe]``
+``python -m course_lib.tooling.browser_check [NOTEBOOK ...] [--timeout 300] [--budget 900] [--jobs 2] [--no-probe]``
 
 ``--timeout`` bounds one chapter, ``--budget`` the whole check (a chapter that cannot start
 before the budget is spent fails as "not run").
@@ -38,7 +38,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .paths import ROOT
+from course_lib.paths import ROOT
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
@@ -380,7 +380,7 @@ async def _drive(lab: JupyterLab, jobs: list[tuple[str, Path]], probe: str | Non
 def run(notebooks: list[Path], *, timeout: float = 300.0, parallel: int = 2, shots: Path | None = None,
         probe: bool = True, budget: float = 900.0) -> dict:
     """Run the check; return a report (also printed by ``main``)."""
-    from .pytest_plugin import surviving_servers
+    from course_lib.tooling.pytest_plugin import surviving_servers
 
     shots = shots or ROOT / "screenshots"
     run_tag = secrets.token_hex(8)
@@ -412,7 +412,7 @@ def run(notebooks: list[Path], *, timeout: float = 300.0, parallel: int = 2, sho
 
 
 def report_lines(report: dict) -> list[str]:
-    from .display import Table
+    from course_lib.display import Table
 
     rows = [[r.notebook, f"{r.seconds:.0f} s", f"{r.executed}/{r.code_cells}", len(r.errors), r.widgets,
              r.screenshot or "-", "ok" if r.ok else (r.problem or "FAILED")] for r in report["results"]]

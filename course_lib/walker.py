@@ -7,7 +7,7 @@ from typing import Any
 import mcp_types as types
 import pydantic
 
-from .errors import CatalogError
+from course_lib.errors import CatalogError
 
 # kind -> (ClientSession method, attribute holding the page's items, identity of an item)
 KINDS = {
@@ -72,7 +72,7 @@ def session_of(source: Any):
     """Accept a Lab, an ``mcp.Client`` or a ``ClientSession`` and return the session."""
     from mcp import Client
 
-    from .launch import Lab
+    from course_lib.labs import Lab
 
     if isinstance(source, (Lab, Client)):
         return source.session

@@ -21,8 +21,8 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .catalog import Catalog, walk
-from .launch import Lab, connect
+from course_lib.walker import Catalog, walk
+from course_lib.labs import Lab, connect
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ import secrets
 import sys
 import time
 
-from . import _startup
-from .paths import ROOT
+from course_lib._runtime import startup as _startup
+from course_lib.paths import ROOT
 
 _startup.defer()  # this plugin loads before nbval imports nbformat (and jsonschema)
 
@@ -29,11 +29,11 @@ def pytest_configure(config):
     if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
         # A run with workers warms one fork server for all of them and their kernels, now,
         # while the workers start (instead of one per worker and per kernel, each on first use).
-        from . import forkserver
+        from course_lib._runtime import fastlaunch as forkserver
 
         forkserver.share()
     if getattr(config.option, "nbval_current_env", False):
-        from .forkserver import forked_kernels
+        from course_lib._runtime.fastlaunch import forked_kernels
 
         name = forked_kernels()
         if name is not None:  # the run's kernels start forked from its warm fork server
@@ -69,7 +69,7 @@ def surviving_servers(tag: str | None = None) -> list[tuple[int, str]]:
 
 
 def pytest_sessionfinish(session, exitstatus):
-    forkserver = sys.modules.get("course_lib.forkserver")
+    forkserver = sys.modules.get("course_lib._runtime.fastlaunch")
     if forkserver is not None:
         forkserver.shutdown()  # this process's fork server is a lab server process too
     if hasattr(session.config, "workerinput") or not os.path.isdir("/proc"):

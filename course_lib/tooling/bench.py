@@ -1,4 +1,4 @@
-"""Speed figures of the course, measured side by side in one run: ``python -m course_lib.bench``.
+"""Speed figures of the course, measured side by side in one run: ``python -m course_lib.tooling.bench``.
 
 1. launch: spawn → first response of a course server, cold (a fresh interpreter) against fast
    (forked by the pre-warmed fork server), interleaved, median of N each, and their ratio;
@@ -23,10 +23,10 @@ import time
 import anyio
 import mcp_types as types
 
-from . import forkserver
-from .catalog import walk
-from .launch import connect
-from .paths import ROOT
+from course_lib._runtime import fastlaunch as forkserver
+from course_lib.walker import walk
+from course_lib.labs import connect
+from course_lib.paths import ROOT
 
 
 def load() -> str:
@@ -146,7 +146,7 @@ def timed_run(argv: list[str], env: dict[str, str]) -> tuple[subprocess.Complete
 
 
 async def main(args: argparse.Namespace) -> None:
-    print(f"course_lib.bench   python {sys.version.split()[0]}   ({load()})")
+    print(f"course_lib.tooling.bench   python {sys.version.split()[0]}   ({load()})")
     await bench_launch(args.runs)
     await bench_walk(args.rounds)
     forkserver.shutdown()
@@ -157,7 +157,7 @@ async def main(args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(prog="python -m course_lib.bench", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m course_lib.tooling.bench", description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=7, help="launches of each kind (default 7)")
     parser.add_argument("--rounds", type=int, default=4, help="walker/bare pairs (default 4)")
     parser.add_argument("--no-suite", dest="suite", action="store_false", help="skip the suite timing")

@@ -11,7 +11,7 @@ reads must reach the server; the texts of each revision are the fixed ones of
 Two facts come from the wire, not from the return value: the number of manifest reads the
 server saw during the call (one per attempt, so restarts are counted, a loop that keeps
 restarting is seen) and whether any ``latest/`` URI was read (never allowed: it mixes
-revisions). Labs, budgets and the scorecard are ``course_lib.grade``'s.
+revisions). Labs, budgets and the scorecard are ``course_lib.grading.core``'s.
 """
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ from dataclasses import replace
 from collections.abc import Mapping
 from typing import Any, Awaitable, Callable
 
-from . import bundles
-from .bundles import MANIFEST_URI, PINNED_PREFIX, short
-from .errors import CourseError
-from .grade import Scenario, Scorecard, Verdict, load_battery, run_battery, select
-from .snapshot_lab import label, load_oracle
+from course_lib import bundles
+from course_lib.bundles import MANIFEST_URI, PINNED_PREFIX, short
+from course_lib.errors import CourseError
+from course_lib.grading.core import Scenario, Scorecard, Verdict, load_battery, run_battery, select
+from course_lib.chapters.snapshot_lab import label, load_oracle
 
 LATEST_PREFIX = PINNED_PREFIX + "latest/"
 

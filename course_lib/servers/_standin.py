@@ -1,6 +1,6 @@
 """Stand-in server for envelope replays (standard library only, so it starts in milliseconds).
 
-``python course_lib/_standin.py CAPTURE.json`` answers each request on stdin with the reply
+``python course_lib/servers/_standin.py CAPTURE.json`` answers each request on stdin with the reply
 recorded for it in the capture, written verbatim, one line each. A request that differs from
 the recorded one ends the stand-in with code 3 and a line on stderr, so a replay can only
 pass if the client sent exactly the captured session. Optional capture keys inject process

@@ -5,13 +5,13 @@ The student's ``async def refresh(client) -> names`` gets an ``mcp.Client`` conn
 default). A scenario may first prepare the client (``"before": "bump"``: one listing that
 caches page 1, then the ``bump`` tool moves the server to its other catalog), so a refresh
 that trusts the cached page 1 stitches two catalogs together. The battery is
-``fixtures/grading/stateless.json``; verdicts and the scorecard are ``course_lib.grade``'s.
+``fixtures/grading/stateless.json``; verdicts and the scorecard are ``course_lib.grading.core``'s.
 """
 from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
-from .grade import Scorecard, load_battery, run_battery, select
+from course_lib.grading.core import Scorecard, load_battery, run_battery, select
 
 Refresh = Callable[[Any], Awaitable[Any]]
 

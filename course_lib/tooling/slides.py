@@ -6,7 +6,7 @@ and every other cell continues the current one. ``make regen`` writes this metad
 chapter (so JupyterLab's RISE extension can present it live), and ``make slides`` exports
 reveal.js HTML with nbconvert into the git-ignored ``slides/`` folder::
 
-    python -m course_lib.slides notebooks/01_pagination.ipynb ... [--out slides]
+    python -m course_lib.tooling.slides notebooks/01_pagination.ipynb ... [--out slides]
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from .paths import ROOT
+from course_lib.paths import ROOT
 
 SLIDE, SUBSLIDE, CONTINUE = "slide", "subslide", "-"
 _HEADING = re.compile(r"^(#{1,6})\s")
@@ -98,7 +98,7 @@ def main(argv: list[str]) -> int:
         else:
             paths.append(Path(arg))
     if not paths:
-        print("usage: python -m course_lib.slides NOTEBOOK... [--out DIR]", file=sys.stderr)
+        print("usage: python -m course_lib.tooling.slides NOTEBOOK... [--out DIR]", file=sys.stderr)
         return 2
     for path in paths:
         print(f"slides {export(path, out)}")

@@ -16,11 +16,11 @@ from typing import Any, Awaitable, Callable
 import anyio
 from mcp import MCPError
 
-from .display import Table, error_line
-from .errors import CourseError
-from .launch import connect
-from .paths import fixture
-from .scenarios import gather
+from course_lib.display import Table, error_line
+from course_lib.errors import CourseError
+from course_lib.labs import connect
+from course_lib.paths import fixture
+from course_lib.scenarios import gather
 
 
 @dataclass(frozen=True)

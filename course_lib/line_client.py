@@ -40,9 +40,9 @@ from typing import Callable, Sequence
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from .errors import CourseError
-from .process import LEGACY_VERSION, ServerProcess, course_server_argv, server_env, spawn
-from .paths import ROOT
+from course_lib.errors import CourseError
+from course_lib._runtime.process import LEGACY_VERSION, ServerProcess, course_server_argv, server_env, spawn
+from course_lib.paths import ROOT
 
 PINNED_SDK = "2.3.0"
 MODERN_VERSION = "2026-07-28"

@@ -22,10 +22,10 @@ import mcp_types as types
 from mcp import Client, MCPError
 from mcp.shared.message import SessionMessage
 
-from . import proctree
-from .errors import CourseError, LabTimeout, LaunchError, ProtocolViolation, ServerCrashed, unwrap
-from .paths import ROOT
-from .process import (EXIT_GRACE, LEGACY_VERSION, TERM_GRACE, _POLL, ServerProcess, course_server_argv,  # noqa: F401
+from course_lib._runtime import proctree
+from course_lib.errors import CourseError, LabTimeout, LaunchError, ProtocolViolation, ServerCrashed, unwrap
+from course_lib.paths import ROOT
+from course_lib._runtime.process import (EXIT_GRACE, LEGACY_VERSION, TERM_GRACE, _POLL, ServerProcess, course_server_argv,  # noqa: F401
                       pid_alive, server_env, spawn)
 
 ERAS = ("legacy", "2026-07-28", "auto")
@@ -344,7 +344,7 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
     if noise not in NOISE_POLICIES:
         raise ValueError(f"noise must be one of {NOISE_POLICIES}, got {noise!r}")
     if isinstance(server, str):
-        from . import servers
+        from course_lib import servers
 
         if server not in servers.names():
             raise LaunchError(f"no course server named {server!r}; known: {', '.join(servers.names())}")

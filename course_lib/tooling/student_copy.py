@@ -1,4 +1,4 @@
-"""Generate the student copy of the course: ``python -m course_lib.student [OUT]`` (``make student``).
+"""Generate the student copy of the course: ``python -m course_lib.tooling.student_copy [OUT]`` (``make student``).
 
 From every chapter: cells tagged ``solution`` are removed, the outputs of cells tagged
 ``exercise`` or ``check`` are cleared, and everything else stays as it is. The copy goes to a
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 
-from .paths import NOTEBOOKS, ROOT
+from course_lib.paths import NOTEBOOKS, ROOT
 
 SOLUTION, CLEARED = "solution", ("exercise", "check")
 

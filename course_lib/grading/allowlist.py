@@ -18,11 +18,11 @@ from typing import Any, Callable
 
 import anyio
 
-from .display import error_line
-from .errors import CourseError
-from .grade import Scorecard, Verdict, load_battery, observe, select
-from .launch import connect
-from .uris import read
+from course_lib.display import error_line
+from course_lib.errors import CourseError
+from course_lib.grading.core import Scorecard, Verdict, load_battery, observe, select
+from course_lib.labs import connect
+from course_lib.uris import read
 
 
 async def _ask(student: Callable, uri: str) -> Any:

@@ -15,13 +15,13 @@ import difflib
 import json
 from dataclasses import dataclass, field
 
-from .candidate import candidate
-from .catalog import Catalog, walk
-from .display import Table
-from .errors import CatalogError
-from .launch import Lab, connect
-from .negative import Mutant, require
-from .paths import FIXTURES
+from course_lib.refresh import candidate
+from course_lib.walker import Catalog, walk
+from course_lib.display import Table
+from course_lib.errors import CatalogError
+from course_lib.labs import Lab, connect
+from course_lib.chapters.negative_controls import Mutant, require
+from course_lib.paths import FIXTURES
 
 FIXTURE_DIR = FIXTURES / "schema"
 SEED_SCENARIOS = ("in_place_integer", "in_place_no_schema", "isolated_failed_candidate",
@@ -331,40 +331,40 @@ async def probe_accepted_candidate() -> None:
 
 _WALK = "catalog = await walk(self.lab, self.kind, max_pages=self.max_pages, max_items=self.max_items)"
 MUTANTS = [
-    Mutant("ignore_duplicates", "course_lib/catalog.py",
+    Mutant("ignore_duplicates", "course_lib/walker.py",
            "if key in seen_ids:", "if False and key in seen_ids:",
-           "course_lib.schema_lab:probe_in_place", "refresh_rejected", "bad catalog accepted",
+           "course_lib.chapters.schema_lab:probe_in_place", "refresh_rejected", "bad catalog accepted",
            "the walker forgets to reject a name seen on an earlier page"),
-    Mutant("publish_first_page", "course_lib/candidate.py", _WALK,
+    Mutant("publish_first_page", "course_lib/refresh.py", _WALK,
            "page = await self.lab.session.list_tools()\n"
            "            catalog = Catalog(self.kind, tuple(page.tools), (len(page.tools),))",
-           "course_lib.schema_lab:probe_failed_candidate", "candidate_never_yields",
+           "course_lib.chapters.schema_lab:probe_failed_candidate", "candidate_never_yields",
            "candidate unexpectedly yielded",
            "the candidate hands out page 1 as if it were the catalog"),
-    Mutant("swallow_catalog_rejection", "course_lib/candidate.py", _WALK,
+    Mutant("swallow_catalog_rejection", "course_lib/refresh.py", _WALK,
            "try:\n"
            f"                {_WALK}\n"
            "            except Exception:\n"
            "                catalog = Catalog(self.kind, (), ())",
-           "course_lib.schema_lab:probe_failed_candidate", "candidate_never_yields",
+           "course_lib.chapters.schema_lab:probe_failed_candidate", "candidate_never_yields",
            "candidate unexpectedly yielded",
            "the candidate catches the walk's error and yields an empty catalog"),
-    Mutant("swallow_caller_failure", "course_lib/candidate.py",
+    Mutant("swallow_caller_failure", "course_lib/refresh.py",
            "return await stack.__aexit__(exc_type, exc, tb)",
            "await stack.__aexit__(exc_type, exc, tb)\n        return True",
-           "course_lib.schema_lab:probe_caller_failure", "caller_failure_propagates",
+           "course_lib.chapters.schema_lab:probe_caller_failure", "caller_failure_propagates",
            "caller failure was swallowed",
            "the candidate's exit suppresses the caller's exception"),
-    Mutant("close_after_raising", "course_lib/candidate.py",
+    Mutant("close_after_raising", "course_lib/refresh.py",
            "await stack.__aexit__(type(exc), exc, exc.__traceback__)\n            raise",
            "raise",
-           "course_lib.schema_lab:probe_failed_candidate", "candidate_closed_before_error",
+           "course_lib.chapters.schema_lab:probe_failed_candidate", "candidate_closed_before_error",
            "candidate process still running",
            "the walk's error escapes before the candidate's process is stopped"),
     Mutant("audit_skips_cursor_pages", "course_lib/servers/schema.py",
            'audit.record(method="tools/list", cursor=cursor)',
            'if cursor is None:\n            audit.record(method="tools/list", cursor=cursor)',
-           "course_lib.schema_lab:probe_accepted_candidate", "audit_oracle",
+           "course_lib.chapters.schema_lab:probe_accepted_candidate", "audit_oracle",
            "missing request #2: tools/list cursor='next'",
            "the server's audit leaves out cursor pages, so exact comparison must notice"),
 ]

@@ -4,9 +4,9 @@ A check that cannot fail proves nothing. A mutant is one named source edit to a 
 (an exact anchor replaced by wrong code) plus the probe that exercises it, the *named check*
 that must catch it and the message that check must give::
 
-    Mutant(name="ignore_duplicates", path="course_lib/catalog.py",
+    Mutant(name="ignore_duplicates", path="course_lib/walker.py",
            old="if key in seen_ids:", new="if False and key in seen_ids:",
-           probe="course_lib.schema_lab:probe_in_place",
+           probe="course_lib.chapters.schema_lab:probe_in_place",
            check="refresh_rejected", message="bad catalog accepted")
 
 ``run_mutant`` copies ``course_lib/`` and ``fixtures/`` into a fresh temporary directory,
@@ -32,9 +32,9 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import forkserver
-from .errors import CourseError
-from .paths import ROOT
+from course_lib._runtime import fastlaunch as forkserver
+from course_lib.errors import CourseError
+from course_lib.paths import ROOT
 
 COPIED = ("course_lib", "fixtures")
 PROBE_TIMEOUT = 180.0
@@ -62,7 +62,7 @@ class Mutant:
     """One known-wrong edit, and where it must be caught."""
 
     name: str
-    path: str      # file to edit, relative to the course root (e.g. "course_lib/candidate.py")
+    path: str      # file to edit, relative to the course root (e.g. "course_lib/refresh.py")
     old: str       # exact text that must occur exactly once in that file
     new: str       # the wrong code that replaces it
     probe: str     # "module:function" that exercises the edited code
@@ -127,7 +127,7 @@ import json, sys, traceback
 from pathlib import Path
 spec, report = sys.argv[1], Path(sys.argv[2])
 try:
-    from course_lib.negative import _run_probe_here
+    from course_lib.chapters.negative_controls import _run_probe_here
 except BaseException as exc:
     report.write_text(json.dumps({"status": "error",
                                   "detail": traceback.format_exception_only(type(exc), exc)[-1].strip()}))
@@ -210,7 +210,7 @@ def run_all(mutants: list[Mutant], *, baseline: bool = True, timeout: float = PR
 
 def outcome_table(mutants: list[Mutant], outcomes: list[Outcome]):
     """Mutant, edited file, designated check, and what happened, one row each."""
-    from .display import Table
+    from course_lib.display import Table
 
     by_name = {o.name: o for o in outcomes}
     rows = []
@@ -233,7 +233,7 @@ def _run_probe_here(spec: str, report_path: Path) -> None:
     Failed: tuple | type = ()  # nothing counts as a check failure until course_lib imported
     try:
         import course_lib
-        from course_lib.negative import CheckFailed as Failed
+        from course_lib.chapters.negative_controls import CheckFailed as Failed
 
         here = Path(course_lib.__file__).resolve().parent.parent
         if here != report_path.parent.resolve():

@@ -18,8 +18,8 @@ from typing import Sequence
 import anyio
 import anyio.abc
 
-from .errors import LaunchError
-from .paths import ROOT
+from course_lib.errors import LaunchError
+from course_lib.paths import ROOT
 
 # The protocol version a legacy-era handshake negotiates with the pinned SDK.
 LEGACY_VERSION = "2025-11-25"
@@ -104,7 +104,7 @@ class ServerProcess:
 async def spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr, *, fast: bool = False) -> ServerProcess:
     """Start ``argv``; ``fast`` (course servers only) tries the fork server first."""
     if fast:
-        from . import forkserver  # noqa: PLC0415 (imports this module)
+        from course_lib._runtime import fastlaunch as forkserver  # noqa: PLC0415 (imports this module)
 
         process = await forkserver.spawn(argv, env, cwd, stderr)
         if process is not None:

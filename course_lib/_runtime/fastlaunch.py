@@ -61,8 +61,8 @@ from typing import Sequence
 import anyio
 import anyio.abc
 
-from .process import ServerProcess, pid_alive, run_as_process, server_env, without_package_init
-from .paths import ROOT
+from course_lib._runtime.process import ServerProcess, pid_alive, run_as_process, server_env, without_package_init
+from course_lib.paths import ROOT
 
 SWITCH = "COURSE_FAST_LAUNCH"  # "0" turns the fast path off; connect then always starts cold
 SHARED = "COURSE_FORKSERVER"  # "ADDRESS PID KEY" of the run's shared fork server (set by ``share``)
@@ -138,7 +138,7 @@ class _Handle(_Link):
         listening = [listener.fileno()] if listener is not None else []
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "course_lib.forkserver", str(theirs.fileno()), str(os.getpid()),
+                [sys.executable, "-m", "course_lib._runtime.fastlaunch", str(theirs.fileno()), str(os.getpid()),
                  *map(str, listening)],
                 # Pipes, like a lab's stdin/stdout, so the children's sys.stdin/stdout objects
                 # were created for the same kind of file as after a cold start.
@@ -520,7 +520,7 @@ def wait(forked, timeout: float | None = None) -> int | None:
 
 
 KERNEL_NAME = "course-forked"
-KERNEL_BOOT = without_package_init("forkserver", "kernel_main")
+KERNEL_BOOT = without_package_init("_runtime.fastlaunch", "kernel_main")
 _KERNEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 
 
@@ -566,7 +566,7 @@ def kernel_main(args: list[str]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Fork server side (``python -m course_lib.forkserver CONTROL_FD PARENT_PID``)
+# Fork server side (``python -m course_lib._runtime.fastlaunch CONTROL_FD PARENT_PID``)
 
 def _warm(kernels: bool = False) -> None:
     """Import what every course server imports, and run one in-memory exchange, before any fork.
@@ -610,9 +610,9 @@ def _warm(kernels: bool = False) -> None:
 # the fork, as in a fresh kernel, only slower.
 _KERNEL_IMPORTS = ("ipykernel_launcher", "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.debugger",
                    "ipywidgets", "sqlite3", "pdb")
-_NOT_FOR_KERNELS = ("course_lib.servers", "course_lib.pytest_plugin", "course_lib.bench",
-                    "course_lib.browser_check", "course_lib.slides", "course_lib.student",
-                    "course_lib.notebooks", "course_lib.forkserver", "course_lib._standin")
+_NOT_FOR_KERNELS = ("course_lib.servers", "course_lib.tooling.pytest_plugin", "course_lib.tooling.bench",
+                    "course_lib.tooling.browser_check", "course_lib.tooling.slides", "course_lib.tooling.student_copy",
+                    "course_lib.tooling.regen", "course_lib._runtime.fastlaunch", "course_lib.servers._standin")
 
 
 def _warm_kernels() -> None:

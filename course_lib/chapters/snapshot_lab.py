@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 
 from mcp import MCPError
 
-from . import bundles
-from .bundles import Bundle, BundleError, CacheMode
-from .display import Table
-from .negative import CheckFailed  # a scenario check found something wrong
-from .launch import connect
-from .paths import fixture
+from course_lib import bundles
+from course_lib.bundles import Bundle, BundleError, CacheMode
+from course_lib.display import Table
+from course_lib.chapters.negative_controls import CheckFailed  # a scenario check found something wrong
+from course_lib.labs import connect
+from course_lib.paths import fixture
 
 SCENARIOS = ("mixed", "expired", "retired")
 

@@ -1,6 +1,6 @@
 """Notebook housekeeping: deterministic regeneration of the committed outputs.
 
-``python -m course_lib.notebooks regen notebooks/01_pagination.ipynb ...`` executes each
+``python -m course_lib.tooling.regen regen notebooks/01_pagination.ipynb ...`` executes each
 notebook top to bottom in a fresh kernel, with cell metadata reduced to what the course
 uses (tags, slides, hidden sources) and no timestamps or widget state, so that running it
 twice gives byte-identical files.
@@ -30,7 +30,7 @@ def normalise(nb) -> None:
     cell's printing into chunks differently from run to run; nbval compares the joined text
     anyway, so joining adjacent chunks here keeps files byte-stable.
     """
-    from .slides import annotate
+    from course_lib.tooling.slides import annotate
 
     nb.metadata = {k: v for k, v in nb.metadata.items() if k in KEEP_NOTEBOOK_METADATA}
     for cell in nb.cells:
@@ -95,7 +95,7 @@ def execute(path: Path) -> None:
 
 def _run_one(path: Path) -> tuple[Path, int, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
-    proc = subprocess.run([sys.executable, "-m", "course_lib.notebooks", "execute", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "course_lib.tooling.regen", "execute", str(path)],
                           env=env, capture_output=True, text=True)
     return path, proc.returncode, proc.stderr
 
@@ -117,7 +117,7 @@ def main(argv: list[str]) -> int:
         return 0
     if argv and argv[0] == "regen":
         return regen([Path(p) for p in argv[1:]])
-    print("usage: python -m course_lib.notebooks regen NOTEBOOK...", file=sys.stderr)
+    print("usage: python -m course_lib.tooling.regen regen NOTEBOOK...", file=sys.stderr)
     return 2
 
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from .catalog import walk
-from .display import error_line
-from .errors import CourseError
-from .grade import Scenario, Scorecard, Verdict, judge_names, load_battery, observe, select
-from .launch import connect
-from .paths import fixture
-from .scenarios import gather
+from course_lib.walker import walk
+from course_lib.display import error_line
+from course_lib.errors import CourseError
+from course_lib.grading.core import Scenario, Scorecard, Verdict, judge_names, load_battery, observe, select
+from course_lib.labs import connect
+from course_lib.paths import fixture
+from course_lib.scenarios import gather
 
 
 def _fixture(relative: str):

@@ -5,8 +5,8 @@ a replay that passes, is a wrong outcome.
 
 ``capture()`` records the session against the real atlas server. ``run_controls()`` writes
 one capture file per case and starts one client process per interpreter mode
-(``python [-O] -m course_lib.envelope replay DIR``); that process replays every case against
-its own stand-in process (``course_lib/_standin.py``) and prints one JSON line per case.
+(``python [-O] -m course_lib.chapters.envelope_controls replay DIR``); that process replays every case against
+its own stand-in process (``course_lib/servers/_standin.py``) and prints one JSON line per case.
 """
 from __future__ import annotations
 
@@ -20,12 +20,12 @@ from pathlib import Path
 
 import anyio
 
-from .errors import CourseError
-from .process import LEGACY_VERSION, server_env, without_package_init
-from .paths import ROOT, fixture
-from .wire import CHECKS, LineClient, asserts_active, check_reply, python_argv
+from course_lib.errors import CourseError
+from course_lib._runtime.process import LEGACY_VERSION, server_env, without_package_init
+from course_lib.paths import ROOT, fixture
+from course_lib.line_client import CHECKS, LineClient, asserts_active, check_reply, python_argv
 
-STANDIN = Path(__file__).with_name("_standin.py")
+STANDIN = Path(__file__).parents[1] / "servers" / "_standin.py"
 MODES = ("normal", "-O")
 CHECKERS = ("strict", "asserts")
 
@@ -224,16 +224,16 @@ async def run_controls(recorded: dict, cases: list[str], *, modes=MODES, checker
     return runs
 
 
-# ``python -m course_lib.envelope replay ...`` without the package's ``__init__``: a replay needs
+# ``python -m course_lib.chapters.envelope_controls replay ...`` without the package's ``__init__``: a replay needs
 # none of the SDK.
-_REPLAY = without_package_init("envelope", "main")
+_REPLAY = without_package_init("chapters.envelope_controls", "main")
 
 
 def main(argv: list[str]) -> int:
     if len(argv) >= 2 and argv[0] == "replay":
         anyio.run(_replay_dir, Path(argv[1]), argv[2:] or ["strict"])
         return 0
-    print("usage: python [-O] -m course_lib.envelope replay DIR [strict] [asserts]", file=sys.stderr)
+    print("usage: python [-O] -m course_lib.chapters.envelope_controls replay DIR [strict] [asserts]", file=sys.stderr)
     return 2
 
 

@@ -1,0 +1,6 @@
+"""The chapters' back ends: what a chapter runs behind its cells, not the API students reuse.
+
+``schema_lab`` (the schema-cache scenarios and their oracles), ``snapshot_lab`` (the snapshot
+chapter's labs), ``envelope_controls`` (damaged-reply replays for the strict line client) and
+``negative_controls`` (known-wrong edits of the course run in a temporary copy).
+"""

@@ -1,0 +1,6 @@
+"""The exercise graders: a student's function against a fixed battery of real servers.
+
+``core`` holds what every grader shares (batteries, verdicts, the scorecard, the walker
+exercise); one module per exercise holds the rest: ``refresher`` (the refresh and the
+capstone), ``allowlist``, ``bundle_reader`` and ``cache_refresh``.
+"""
