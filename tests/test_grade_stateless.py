@@ -4,7 +4,7 @@ import nbformat
 import pytest
 from mcp import MCPError
 
-from course_lib.grading.cache_refresh import grade_refresh
+from course_lib.grading.cache_refresh import grade_cache_refresh
 from course_lib.paths import NOTEBOOKS
 from course_lib.tooling.student_copy import solution_sources
 
@@ -66,7 +66,7 @@ async def restarts_forever(client):
 
 
 async def test_reference_solution_passes_every_scenario():
-    card = await grade_refresh(reference())
+    card = await grade_cache_refresh(reference())
     assert [v.scenario.name for v in card.verdicts] == ALL
     assert card.passed, card.text()
     assert card.text().endswith("5/5 scenarios pass — well done.")
@@ -76,7 +76,7 @@ async def test_stub_fails_every_scenario_that_needs_a_listing():
     async def stub(client):
         raise NotImplementedError("write your refresh here")
 
-    card = await grade_refresh(stub)
+    card = await grade_cache_refresh(stub)
     unchanged = card.verdict_of("unchanged catalog")
     assert unchanged.observed == "raised NotImplementedError: write your refresh here"
     # only the scenario whose right answer is an error lets a function that always raises through
@@ -91,7 +91,7 @@ async def test_stub_fails_every_scenario_that_needs_a_listing():
     (restarts_forever, "catalog never settles", "no result within 3 s"),
 ])
 async def test_known_wrong_solution_is_flagged_at_its_scenario(wrong, failing, observed):
-    card = await grade_refresh(wrong, budget=3)
+    card = await grade_cache_refresh(wrong, budget=3)
     failed = [v.scenario.name for v in card.failures()]
     assert failing in failed, card.text()
     assert card.verdict_of(failing).observed.startswith(observed), card.verdict_of(failing).observed

@@ -25,7 +25,7 @@ async def _prepare(client, before: str | None) -> None:
     await client.call_tool("bump", {})  # and the server has moved on
 
 
-async def grade_refresh(student: Refresh, battery: str = "stateless", *, only: list[str] | None = None,
+async def grade_cache_refresh(student: Refresh, battery: str = "stateless", *, only: list[str] | None = None,
                         budget: float | None = None) -> Scorecard:
     """Grade ``async def student(client) -> names`` on the battery's modern servers."""
     title, scenarios, spec = load_battery(battery)
