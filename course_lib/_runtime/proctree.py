@@ -40,12 +40,11 @@ def _in_group_of(pid: int, leader: int) -> bool:
         return False
 
 
-def _marked(proc: psutil.Process, workdir: str) -> bool:
+def _marked(proc: psutil.Process, workdir: str, inside: tuple[str, ...]) -> bool:
     """The lab's directory in the process's environment, or a file inside it held open."""
-    prefix = workdir.rstrip("/") + "/"
     try:
         return (proc.environ().get("COURSE_LAB_DIR") == workdir
-                or any(f.path.startswith(prefix) for f in proc.open_files()))
+                or any(f.path.startswith(inside) for f in proc.open_files()))
     except psutil.Error:
         return False
 
@@ -53,6 +52,8 @@ def _marked(proc: psutil.Process, workdir: str) -> bool:
 def lab_processes(server_pid: int | None, workdir: str | os.PathLike) -> set[int]:
     """Live (non-zombie) processes that belong to the lab of ``server_pid`` in ``workdir``."""
     workdir = str(Path(workdir))
+    # Open files are listed by their resolved path (macOS's temporary directory is behind a symlink).
+    inside = tuple({os.path.join(workdir, ""), os.path.join(os.path.realpath(workdir), "")})
     me = os.getpid()
     table: dict[int, psutil.Process] = {}
     children: dict[int, list[int]] = {}
@@ -62,7 +63,7 @@ def lab_processes(server_pid: int | None, workdir: str | os.PathLike) -> set[int
             children.setdefault(proc.info["ppid"], []).append(proc.pid)
     found = {pid for pid, proc in table.items()
              if server_pid is not None and (pid == server_pid or _in_group_of(pid, server_pid))
-             or _marked(proc, workdir)}
+             or _marked(proc, workdir, inside)}
     stack = list(found)
     while stack:
         for child in children.get(stack.pop(), ()):
