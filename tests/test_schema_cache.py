@@ -10,18 +10,11 @@ import pytest
 from course_lib import CatalogError, candidate, connect, walk
 from course_lib.chapters import negative_controls as negative, schema_lab
 from course_lib.chapters.negative_controls import CheckFailed, Mutant
+from course_lib.labs import pid_alive as alive
 from course_lib.tooling.regen import stored_rows, stored_text
 from course_lib.paths import NOTEBOOKS
 
 pytestmark = pytest.mark.anyio
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 @pytest.mark.parametrize("scenario", schema_lab.SEED_SCENARIOS)

@@ -17,6 +17,7 @@ from typing import Sequence
 
 import anyio
 import anyio.abc
+import psutil
 
 from course_lib.errors import LaunchError
 from course_lib.paths import ROOT
@@ -38,11 +39,10 @@ def pid_alive(pid: int | None) -> bool:
     if pid is None:
         return False
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:  # gone (psutil's ZombieProcess is one too)
         return False
-    except OSError:
+    except psutil.AccessDenied:  # exists, but its state is not ours to read
         return True
 
 

@@ -43,28 +43,19 @@ def pytest_configure(config):
 
 def surviving_servers(tag: str | None = None) -> list[tuple[int, str]]:
     """(pid, command line) of live lab servers (and their children) started in this run."""
+    import psutil
+
     tag = tag or os.environ.get(RUN_VAR)
-    needle = f"{RUN_VAR}={tag}".encode()
-    marker = b"COURSE_LAB_SERVER=1"  # set by connect() in every server's environment
+    if not tag:
+        return []
     found = []
     me = os.getpid()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me:
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                environ = f.read().split(b"\0")
-            if needle not in environ or marker not in environ:
-                continue
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state == b"Z":
-            continue
-        found.append((int(entry), cmd))
+    for proc in psutil.process_iter(["status", "environ", "cmdline"]):
+        environ = proc.info["environ"] or {}
+        # COURSE_LAB_SERVER=1 is set by connect() in every server's environment
+        if (proc.pid != me and environ.get(RUN_VAR) == tag and environ.get("COURSE_LAB_SERVER") == "1"
+                and proc.info["status"] not in (None, psutil.STATUS_ZOMBIE)):
+            found.append((proc.pid, " ".join(proc.info["cmdline"] or ())))
     return found
 
 
@@ -72,7 +63,7 @@ def pytest_sessionfinish(session, exitstatus):
     forkserver = sys.modules.get("course_lib._runtime.fastlaunch")
     if forkserver is not None:
         forkserver.shutdown()  # this process's fork server is a lab server process too
-    if hasattr(session.config, "workerinput") or not os.path.isdir("/proc"):
+    if hasattr(session.config, "workerinput"):
         return  # xdist workers: the controller checks once, after every worker has finished
     deadline = time.monotonic() + 3.0  # kernels shut down asynchronously at the very end
     leaked = surviving_servers()
