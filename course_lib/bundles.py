@@ -31,11 +31,12 @@ from typing import Literal, Mapping
 from mcp import MCPError
 
 from course_lib.errors import CourseError
+from course_lib.protocol import RESOURCE_NOT_FOUND
 
 MANIFEST_URI = "project://atlas/manifest"
 PINNED_PREFIX = "project://atlas/"
 PROMPT = "review-snapshot"
-UNAVAILABLE = -32002
+UNAVAILABLE = RESOURCE_NOT_FOUND  # what a server says of a revision it no longer holds
 TEXT_MIME = "text/plain"
 
 CHECKS = ("manifest_shape", "manifest_membership", "pinned_read", "snapshot_oracle", "prompt_shape",

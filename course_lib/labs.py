@@ -25,10 +25,10 @@ from mcp.shared.message import SessionMessage
 from course_lib._runtime import proctree
 from course_lib.errors import CourseError, LabTimeout, LaunchError, ProtocolViolation, ServerCrashed, unwrap
 from course_lib.paths import ROOT
-from course_lib._runtime.process import (EXIT_GRACE, LEGACY_VERSION, TERM_GRACE, _POLL, ServerProcess, course_server_argv,  # noqa: F401
+from course_lib.protocol import ERAS
+from course_lib._runtime.process import (EXIT_GRACE, TERM_GRACE, _POLL, ServerProcess, course_server_argv,  # noqa: F401
                       pid_alive, server_env, spawn)
 
-ERAS = ("legacy", "2026-07-28", "auto")
 
 # After the server process has exited, what it wrote before exiting is still read for this long;
 # then its stdout counts as closed even if a leftover child still holds the pipe open.

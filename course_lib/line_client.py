@@ -41,11 +41,12 @@ import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from course_lib.errors import CourseError
-from course_lib._runtime.process import LEGACY_VERSION, ServerProcess, course_server_argv, server_env, spawn
+from course_lib._runtime.process import ServerProcess, course_server_argv, server_env, spawn
 from course_lib.paths import ROOT
+from course_lib.protocol import BOTH_ERAS, LEGACY, LEGACY_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, \
+    META_PROTOCOL_VERSION, MODERN_VERSION
 
 PINNED_SDK = "2.3.0"
-MODERN_VERSION = "2026-07-28"
 CLIENT_INFO = {"name": "course-strict-client", "version": "1.0"}
 MAX_LINE = 4 * 1024 * 1024
 
@@ -132,7 +133,7 @@ class LineClient:
     """``async with LineClient(argv) as wire:`` then ``await wire.request(method, params)``."""
 
     argv: Sequence[str]
-    era: str = "legacy"
+    era: str = LEGACY
     sdk: str = PINNED_SDK
     reply_timeout: float = 30.0  # the first reply also waits for the server to start
     exit_grace: float = 10.0  # how long the server may take to exit by itself after stdin EOF
@@ -143,8 +144,8 @@ class LineClient:
     fast: bool = False  # a course server's argv: may be forked by the fork server (``for_server``)
 
     def __post_init__(self):
-        if self.era not in ("legacy", MODERN_VERSION):
-            raise ValueError(f"era must be 'legacy' or {MODERN_VERSION!r}, got {self.era!r}")
+        if self.era not in BOTH_ERAS:
+            raise ValueError(f"era must be {LEGACY!r} or {MODERN_VERSION!r}, got {self.era!r}")
         self._next_id = 0
         self._process: ServerProcess | None = None
         self._workdir: Path | None = None
@@ -169,7 +170,7 @@ class LineClient:
             shutil.rmtree(self._workdir, ignore_errors=True)
             raise
         self._stdout = BufferedByteReceiveStream(self._process.stdout)
-        if self.era == "legacy":
+        if self.era == LEGACY:
             try:
                 await self.handshake()
             except BaseException:
@@ -188,11 +189,9 @@ class LineClient:
         return init
 
     def _envelope(self, params: dict | None) -> dict | None:
-        if self.era == "legacy":
+        if self.era == LEGACY:
             return params
-        meta = {"io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": CLIENT_INFO}
+        meta = {META_PROTOCOL_VERSION: MODERN_VERSION, META_CLIENT_CAPABILITIES: {}, META_CLIENT_INFO: CLIENT_INFO}
         return {**(params or {}), "_meta": meta}
 
     async def _send(self, message: dict) -> None:

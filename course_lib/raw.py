@@ -21,19 +21,17 @@ import anyio
 
 from course_lib.errors import LabTimeout
 from course_lib.labs import Wire
-from course_lib._runtime.process import LEGACY_VERSION, ServerProcess, course_server_argv, server_env, spawn
+from course_lib._runtime.process import ServerProcess, course_server_argv, server_env, spawn
 from course_lib.paths import ROOT
+from course_lib.protocol import (LEGACY_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
+                                 MODERN_VERSION)
 
-MODERN_VERSION = "2026-07-28"
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 CLIENT_INFO = {"name": "course-raw", "version": "1.0"}
 
 
 def envelope(version: str = MODERN_VERSION, *, capabilities: dict | None = None) -> dict:
     """The per-request ``_meta`` envelope of the 2026-07-28 era."""
-    return {META_VERSION: version, META_CAPABILITIES: capabilities or {}, META_CLIENT_INFO: CLIENT_INFO}
+    return {META_PROTOCOL_VERSION: version, META_CLIENT_CAPABILITIES: capabilities or {}, META_CLIENT_INFO: CLIENT_INFO}
 
 
 def enveloped(params: dict | None = None, version: str = MODERN_VERSION) -> dict:

@@ -27,10 +27,10 @@ from mcp import MCPError
 from course_lib.walker import walk
 from course_lib.display import CursorLabels, Table, error_line, frame_json, wire_table
 from course_lib.errors import CatalogError, CourseError
-from course_lib.labs import ERAS, Lab, Wire, connect
+from course_lib.labs import Lab, Wire, connect
+from course_lib.protocol import BOTH_ERAS
 from course_lib.servers.catalog import MODES as CATALOG_MODES
 
-STEP_ERAS = tuple(e for e in ERAS if e != "auto")
 # A widget waits longer than a script: a student's machine may be busy while the server starts.
 REQUEST_TIMEOUT = 30.0
 
@@ -275,7 +275,7 @@ class PageStepper(W.VBox):
         self.scheduler = Scheduler()
         self.max_pages, self.lab_timeout = max_pages, lab_timeout
         self.mode = W.Dropdown(options=CATALOG_MODES, value=mode, description="mode")
-        self.era = W.Dropdown(options=STEP_ERAS, value=era, description="era")
+        self.era = W.Dropdown(options=BOTH_ERAS, value=era, description="era")
         self.start_button = W.Button(description="start server", icon="play")
         self.next_button = W.Button(description="next page", icon="forward", disabled=True)
         self.stop_button = W.Button(description="stop server", icon="stop", disabled=True)
@@ -433,7 +433,7 @@ class ScenarioPicker(W.VBox):
         self.scheduler = Scheduler()
         self.choice = W.Dropdown(options=list(self.scenarios), value=scenario or next(iter(self.scenarios)),
                                  description="scenario")
-        self.era = W.Dropdown(options=STEP_ERAS, value=era, description="era")
+        self.era = W.Dropdown(options=BOTH_ERAS, value=era, description="era")
         self.run_button = W.Button(description="run", icon="play")
         self.about = W.HTML()
         self.result = W.HTML("<i>not run yet</i>")

@@ -21,9 +21,6 @@ import anyio.abc
 from course_lib.errors import LaunchError
 from course_lib.paths import ROOT
 
-# The protocol version a legacy-era handshake negotiates with the pinned SDK.
-LEGACY_VERSION = "2025-11-25"
-
 # Time the server gets to exit by itself after its stdin closes, then after SIGTERM.
 EXIT_GRACE = 2.0
 TERM_GRACE = 1.0
