@@ -40,7 +40,7 @@ from typing import Callable, Sequence
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from course_lib.errors import CourseError
+from course_lib.errors import CheckFailed, CourseError
 from course_lib._runtime.process import ServerProcess, course_server_argv, server_env, spawn
 from course_lib.paths import ROOT
 from course_lib.protocol import BOTH_ERAS, LEGACY, LEGACY_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, \
@@ -54,19 +54,13 @@ CHECKS = ("sdk_version", "reply_timeout", "stdout_noise", "response_object", "js
           "id_type", "id_match", "result_xor_error", "server_exit", "trailing_stdout", "stderr_empty")
 
 
-class WireError(CourseError):
-    """A strict-client check failed; ``reason`` is the check's name (one of ``CHECKS``)."""
+class WireError(CheckFailed):
+    """A strict-client check failed; ``check`` is its name (one of ``CHECKS``)."""
 
-    def __init__(self, check: str, message: str, **details):
-        if check not in CHECKS:
-            raise ValueError(f"unknown check {check!r}")
-        super().__init__(message, reason=check, **details)
+    CHECKS = CHECKS
 
 
-def require(condition: bool, check: str, message: str, **details) -> None:
-    """An explicit check: unlike ``assert``, it is still there under ``python -O``."""
-    if not condition:
-        raise WireError(check, message, **details)
+require = WireError.require  # an explicit check: unlike ``assert``, it is still there under ``python -O``
 
 
 def check_sdk(required: str = PINNED_SDK) -> str:

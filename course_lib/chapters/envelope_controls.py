@@ -20,7 +20,7 @@ from pathlib import Path
 
 import anyio
 
-from course_lib.errors import CourseError
+from course_lib.errors import CheckFailed, CourseError
 from course_lib._runtime.process import server_env, without_package_init
 from course_lib.paths import ROOT, fixture
 from course_lib.line_client import CHECKS, LineClient, asserts_active, check_reply, python_argv
@@ -172,6 +172,8 @@ async def _replay_one(path: Path, checker: str) -> dict:
     try:
         async with wire:
             await atlas_session(wire)
+    except CheckFailed as exc:
+        failed_at, message = exc.check, exc.message
     except CourseError as exc:
         failed_at, message = exc.reason, str(exc)
     except Exception as exc:  # the assert-based checker fails (or not) in other ways
