@@ -41,8 +41,7 @@ import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from course_lib.errors import CheckFailed, CourseError
-from course_lib._runtime.process import ServerProcess, course_server_argv, server_env, spawn
-from course_lib.paths import ROOT
+from course_lib._runtime.process import STDERR_LOG, ServerProcess, course_server_argv, launch
 from course_lib.protocol import BOTH_ERAS, LEGACY, LEGACY_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, \
     META_PROTOCOL_VERSION, MODERN_VERSION
 
@@ -157,9 +156,7 @@ class LineClient:
         check_sdk(self.sdk)  # before any process exists
         self._workdir = Path(tempfile.mkdtemp(prefix="course-wire-"))
         try:
-            with open(self._workdir / "stderr.log", "wb") as errlog:
-                self._process = await spawn(list(self.argv), server_env(self._workdir), ROOT, errlog,
-                                             fast=self.fast)
+            self._process = await launch(self.argv, self._workdir, fast=self.fast)
         except BaseException:
             shutil.rmtree(self._workdir, ignore_errors=True)
             raise
@@ -259,7 +256,7 @@ class LineClient:
             await process.stop()  # reaps, and clears anything left in the process group
             report.returncode = process.returncode
             report.trailing_stdout = len(tail)
-            report.stderr = (self._workdir / "stderr.log").read_text(encoding="utf-8", errors="replace")
+            report.stderr = (self._workdir / STDERR_LOG).read_text(encoding="utf-8", errors="replace")
             shutil.rmtree(self._workdir, ignore_errors=True)
         self.exit = report
         return report
