@@ -42,8 +42,8 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from course_lib.errors import CheckFailed, CourseError
 from course_lib._runtime.process import STDERR_LOG, ServerProcess, course_server_argv, launch
-from course_lib.protocol import BOTH_ERAS, LEGACY, LEGACY_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, \
-    META_PROTOCOL_VERSION, MODERN_VERSION
+from course_lib.protocol import (BOTH_ERAS, LEGACY, LEGACY_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO,
+                                 META_PROTOCOL_VERSION, MODERN_VERSION)
 
 PINNED_SDK = "2.3.0"
 CLIENT_INFO = {"name": "course-strict-client", "version": "1.0"}

@@ -13,9 +13,8 @@ MODERN_VERSION = "2026-07-28"  # the stateless revision: no handshake, a per-req
 # Eras, as ``connect(era=...)`` and the SDK's ``Client(mode=...)`` spell them.
 LEGACY = "legacy"
 AUTO = "auto"  # ``server/discover`` first, the handshake if the server does not know it
-MODERN = MODERN_VERSION
-BOTH_ERAS = (LEGACY, MODERN)
-ERAS = (LEGACY, MODERN, AUTO)
+BOTH_ERAS = (LEGACY, MODERN_VERSION)  # the modern era is named by its version
+ERAS = (LEGACY, MODERN_VERSION, AUTO)
 
 # Standard JSON-RPC error codes.
 PARSE_ERROR = -32700
