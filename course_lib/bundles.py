@@ -30,12 +30,13 @@ from typing import Literal, Mapping
 
 from mcp import MCPError
 
-from course_lib.errors import CourseError
+from course_lib.errors import CheckFailed, CourseError
+from course_lib.protocol import RESOURCE_NOT_FOUND
 
 MANIFEST_URI = "project://atlas/manifest"
 PINNED_PREFIX = "project://atlas/"
 PROMPT = "review-snapshot"
-UNAVAILABLE = -32002
+UNAVAILABLE = RESOURCE_NOT_FOUND  # what a server says of a revision it no longer holds
 TEXT_MIME = "text/plain"
 
 CHECKS = ("manifest_shape", "manifest_membership", "pinned_read", "snapshot_oracle", "prompt_shape",
@@ -46,20 +47,10 @@ CacheMode = Literal["use", "refresh", "bypass"]
 Oracle = Mapping[str, Mapping[str, str]]
 
 
-class BundleError(CourseError):
-    """A bundle that must not be used. ``check`` names the check that refused it.
+class BundleError(CheckFailed):
+    """A bundle that must not be used. ``check`` names the check that refused it."""
 
-    Same shape as a negative-control check failure: ``check``, ``message``, ``"[check] message"``.
-    """
-
-    reason = "bundle_refused"
-
-    def __init__(self, check: str, message: str):
-        if check not in CHECKS:
-            raise ValueError(f"unknown bundle check {check!r}")
-        super().__init__(f"[{check}] {message}", check=check)
-        self.check = check
-        self.message = message
+    CHECKS = CHECKS
 
 
 class SnapshotUnavailable(CourseError):
@@ -73,10 +64,7 @@ class SnapshotUnavailable(CourseError):
         self.where = where
 
 
-def require(condition: object, check: str, message: str) -> None:
-    """Refuse the bundle at the named check unless ``condition`` holds (survives ``python -O``)."""
-    if not condition:
-        raise BundleError(check, message)
+require = BundleError.require  # refuse the bundle at the named check unless the condition holds
 
 
 def short(uri: str) -> str:

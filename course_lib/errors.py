@@ -60,6 +60,30 @@ class ProtocolViolation(CourseError):
         super().__init__(message, reason=reason, **details)
 
 
+class CheckFailed(CourseError):
+    """A named check found something wrong. ``check`` names it; ``str(err)`` says what.
+
+    ``str(err)`` is ``"[check] message"``; ``message`` alone is kept too. A subclass may list the
+    names it accepts in ``CHECKS``, so a misspelled check name fails where it is raised.
+    """
+
+    reason = "check_failed"
+    CHECKS: tuple[str, ...] | None = None
+
+    def __init__(self, check: str, message: str, **details):
+        if self.CHECKS is not None and check not in self.CHECKS:
+            raise ValueError(f"unknown check {check!r} for {type(self).__name__}")
+        super().__init__(f"[{check}] {message}", check=check, **details)
+        self.check = check
+        self.message = message
+
+    @classmethod
+    def require(cls, condition: object, check: str, message: str, **details) -> None:
+        """Fail the named check unless ``condition`` holds (unlike ``assert``, it survives ``-O``)."""
+        if not condition:
+            raise cls(check, message, **details)
+
+
 class LaunchError(CourseError):
     """The server could not be started at all (bad name, missing executable, bad arguments)."""
 

@@ -24,11 +24,10 @@ from mcp.shared.message import SessionMessage
 
 from course_lib._runtime import proctree
 from course_lib.errors import CourseError, LabTimeout, LaunchError, ProtocolViolation, ServerCrashed, unwrap
-from course_lib.paths import ROOT
-from course_lib._runtime.process import (EXIT_GRACE, LEGACY_VERSION, TERM_GRACE, _POLL, ServerProcess, course_server_argv,  # noqa: F401
-                      pid_alive, server_env, spawn)
+from course_lib.protocol import ERAS
+from course_lib._runtime.process import (EXIT_GRACE, STDERR_LOG, TERM_GRACE, _POLL, ServerProcess,  # noqa: F401
+                                         course_server_argv, launch, pid_alive)
 
-ERAS = ("legacy", "2026-07-28", "auto")
 
 # After the server process has exited, what it wrote before exiting is still read for this long;
 # then its stdout counts as closed even if a leftover child still holds the pipe open.
@@ -167,7 +166,7 @@ class Lab:
     @property
     def stderr(self) -> str:
         try:
-            return self.file("stderr.log")
+            return self.file(STDERR_LOG)
         except FileNotFoundError:
             return ""
 
@@ -360,9 +359,7 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
     try:
         try:
             with anyio.fail_after(lab_timeout):
-                with open(workdir / "stderr.log", "wb") as errlog:
-                    process = await spawn(argv, server_env(workdir, env), Path(cwd or ROOT), errlog,
-                                           fast=isinstance(server, str))
+                process = await launch(argv, workdir, fast=isinstance(server, str), env=env, cwd=cwd)
                 lab.pid = process.pid
                 lab.launch_path = process.launch_path
                 if isinstance(server, str):

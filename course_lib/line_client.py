@@ -40,12 +40,12 @@ from typing import Callable, Sequence
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from course_lib.errors import CourseError
-from course_lib._runtime.process import LEGACY_VERSION, ServerProcess, course_server_argv, server_env, spawn
-from course_lib.paths import ROOT
+from course_lib.errors import CheckFailed, CourseError
+from course_lib._runtime.process import STDERR_LOG, ServerProcess, course_server_argv, launch
+from course_lib.protocol import (BOTH_ERAS, LEGACY, LEGACY_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO,
+                                 META_PROTOCOL_VERSION, MODERN_VERSION)
 
 PINNED_SDK = "2.3.0"
-MODERN_VERSION = "2026-07-28"
 CLIENT_INFO = {"name": "course-strict-client", "version": "1.0"}
 MAX_LINE = 4 * 1024 * 1024
 
@@ -53,19 +53,13 @@ CHECKS = ("sdk_version", "reply_timeout", "stdout_noise", "response_object", "js
           "id_type", "id_match", "result_xor_error", "server_exit", "trailing_stdout", "stderr_empty")
 
 
-class WireError(CourseError):
-    """A strict-client check failed; ``reason`` is the check's name (one of ``CHECKS``)."""
+class WireError(CheckFailed):
+    """A strict-client check failed; ``check`` is its name (one of ``CHECKS``)."""
 
-    def __init__(self, check: str, message: str, **details):
-        if check not in CHECKS:
-            raise ValueError(f"unknown check {check!r}")
-        super().__init__(message, reason=check, **details)
+    CHECKS = CHECKS
 
 
-def require(condition: bool, check: str, message: str, **details) -> None:
-    """An explicit check: unlike ``assert``, it is still there under ``python -O``."""
-    if not condition:
-        raise WireError(check, message, **details)
+require = WireError.require  # an explicit check: unlike ``assert``, it is still there under ``python -O``
 
 
 def check_sdk(required: str = PINNED_SDK) -> str:
@@ -132,7 +126,7 @@ class LineClient:
     """``async with LineClient(argv) as wire:`` then ``await wire.request(method, params)``."""
 
     argv: Sequence[str]
-    era: str = "legacy"
+    era: str = LEGACY
     sdk: str = PINNED_SDK
     reply_timeout: float = 30.0  # the first reply also waits for the server to start
     exit_grace: float = 10.0  # how long the server may take to exit by itself after stdin EOF
@@ -143,8 +137,8 @@ class LineClient:
     fast: bool = False  # a course server's argv: may be forked by the fork server (``for_server``)
 
     def __post_init__(self):
-        if self.era not in ("legacy", MODERN_VERSION):
-            raise ValueError(f"era must be 'legacy' or {MODERN_VERSION!r}, got {self.era!r}")
+        if self.era not in BOTH_ERAS:
+            raise ValueError(f"era must be {LEGACY!r} or {MODERN_VERSION!r}, got {self.era!r}")
         self._next_id = 0
         self._process: ServerProcess | None = None
         self._workdir: Path | None = None
@@ -162,14 +156,12 @@ class LineClient:
         check_sdk(self.sdk)  # before any process exists
         self._workdir = Path(tempfile.mkdtemp(prefix="course-wire-"))
         try:
-            with open(self._workdir / "stderr.log", "wb") as errlog:
-                self._process = await spawn(list(self.argv), server_env(self._workdir), ROOT, errlog,
-                                             fast=self.fast)
+            self._process = await launch(self.argv, self._workdir, fast=self.fast)
         except BaseException:
             shutil.rmtree(self._workdir, ignore_errors=True)
             raise
         self._stdout = BufferedByteReceiveStream(self._process.stdout)
-        if self.era == "legacy":
+        if self.era == LEGACY:
             try:
                 await self.handshake()
             except BaseException:
@@ -188,11 +180,9 @@ class LineClient:
         return init
 
     def _envelope(self, params: dict | None) -> dict | None:
-        if self.era == "legacy":
+        if self.era == LEGACY:
             return params
-        meta = {"io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": CLIENT_INFO}
+        meta = {META_PROTOCOL_VERSION: MODERN_VERSION, META_CLIENT_CAPABILITIES: {}, META_CLIENT_INFO: CLIENT_INFO}
         return {**(params or {}), "_meta": meta}
 
     async def _send(self, message: dict) -> None:
@@ -266,7 +256,7 @@ class LineClient:
             await process.stop()  # reaps, and clears anything left in the process group
             report.returncode = process.returncode
             report.trailing_stdout = len(tail)
-            report.stderr = (self._workdir / "stderr.log").read_text(encoding="utf-8", errors="replace")
+            report.stderr = (self._workdir / STDERR_LOG).read_text(encoding="utf-8", errors="replace")
             shutil.rmtree(self._workdir, ignore_errors=True)
         self.exit = report
         return report

@@ -19,8 +19,7 @@ from typing import AsyncIterator
 import anyio
 
 from course_lib.errors import LaunchError
-from course_lib._runtime.process import ServerProcess, course_server_argv, server_env, spawn
-from course_lib.paths import ROOT
+from course_lib._runtime.process import STDERR_LOG, ServerProcess, course_server_argv, launch
 
 READY_BUDGET = 20.0
 
@@ -59,15 +58,13 @@ async def serve_http(server: str, *, mode: str | None = None, args: tuple[str, .
     process: ServerProcess | None = None
     site: Site | None = None
     try:
-        with open(workdir / "stderr.log", "wb") as errlog:
-            process = await spawn(course_server_argv(server, mode, None, ("--http", *args)),
-                                   server_env(workdir), ROOT, errlog, fast=True)
+        process = await launch(course_server_argv(server, mode, None, ("--http", *args)), workdir, fast=True)
         port_file = workdir / "http.json"
         with anyio.move_on_after(READY_BUDGET):
             while not port_file.exists() and process.returncode is None:
                 await anyio.sleep(0.02)
         if not port_file.exists():
-            tail = (workdir / "stderr.log").read_text(errors="replace").strip().splitlines()[-1:]
+            tail = (workdir / STDERR_LOG).read_text(errors="replace").strip().splitlines()[-1:]
             raise LaunchError(f"the HTTP server did not start listening{': ' + tail[0] if tail else ''}")
         site = Site(process, workdir, json.loads(port_file.read_text())["port"])
         yield site

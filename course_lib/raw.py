@@ -21,19 +21,16 @@ import anyio
 
 from course_lib.errors import LabTimeout
 from course_lib.labs import Wire
-from course_lib._runtime.process import LEGACY_VERSION, ServerProcess, course_server_argv, server_env, spawn
-from course_lib.paths import ROOT
+from course_lib._runtime.process import ServerProcess, course_server_argv, launch
+from course_lib.protocol import (LEGACY_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
+                                 MODERN_VERSION)
 
-MODERN_VERSION = "2026-07-28"
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 CLIENT_INFO = {"name": "course-raw", "version": "1.0"}
 
 
 def envelope(version: str = MODERN_VERSION, *, capabilities: dict | None = None) -> dict:
     """The per-request ``_meta`` envelope of the 2026-07-28 era."""
-    return {META_VERSION: version, META_CAPABILITIES: capabilities or {}, META_CLIENT_INFO: CLIENT_INFO}
+    return {META_PROTOCOL_VERSION: version, META_CLIENT_CAPABILITIES: capabilities or {}, META_CLIENT_INFO: CLIENT_INFO}
 
 
 def enveloped(params: dict | None = None, version: str = MODERN_VERSION) -> dict:
@@ -128,9 +125,7 @@ async def raw_lines(server: str, *, mode: str | None = None, args: tuple[str, ..
     process: ServerProcess | None = None
     try:
         with anyio.fail_after(lab_timeout):
-            with open(workdir / "stderr.log", "wb") as errlog:
-                process = await spawn(course_server_argv(server, mode, None, args), server_env(workdir), ROOT, errlog,
-                                       fast=True)
+            process = await launch(course_server_argv(server, mode, None, args), workdir, fast=True)
             await _wait_ready(workdir, process, timeout)
             pipe = RawPipe(process, timeout)
             try:

@@ -13,6 +13,7 @@ from course_lib.walker import walk
 from course_lib.display import Table
 from course_lib.errors import CourseError
 from course_lib.labs import connect
+from course_lib.protocol import BOTH_ERAS
 
 
 async def walk_outcome(mode: str, era: str = "legacy", *, server: str = "catalog", kind: str = "tools",
@@ -43,7 +44,7 @@ async def gather(jobs: dict, limit: int = 4) -> dict:
     return {key: results[key] for key in jobs}
 
 
-async def outcome_table(modes: Iterable[str], eras: Iterable[str] = ("legacy", "2026-07-28"),
+async def outcome_table(modes: Iterable[str], eras: Iterable[str] = BOTH_ERAS,
                         **limits) -> Table:
     """One row per catalog mode, one column per era: what ``walk`` made of it."""
     modes, eras = list(modes), list(eras)

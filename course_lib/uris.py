@@ -17,8 +17,9 @@ from urllib.parse import quote
 
 from mcp import MCPError
 
-RESOURCE_NOT_FOUND_LEGACY = -32002  # 2025-11-25 and earlier; retired in 2026-07-28
-INVALID_PARAMS = -32602  # 2026-07-28 (SEP-2164) and MCPServer: not found is -32602 with data.uri
+# Not found is RESOURCE_NOT_FOUND up to 2025-11-25; at 2026-07-28 (SEP-2164) and in MCPServer it is
+# INVALID_PARAMS with data.uri.
+from course_lib.protocol import INVALID_PARAMS, RESOURCE_NOT_FOUND
 
 _VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -52,7 +53,7 @@ def is_not_found(exc: BaseException) -> bool:
     if not isinstance(exc, MCPError):
         return False
     error = exc.error
-    if error.code == RESOURCE_NOT_FOUND_LEGACY:
+    if error.code == RESOURCE_NOT_FOUND:
         return True
     return error.code == INVALID_PARAMS and isinstance(error.data, dict) and "uri" in error.data
 

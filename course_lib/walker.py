@@ -68,6 +68,66 @@ def _check_limit(name: str, value: Any, minimum: int) -> None:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
+class CursorRules:
+    """The walker's rules, one page at a time and without any I/O.
+
+    ``request_params()`` gives the parameters of the next request (the cursor goes back
+    verbatim: ``""`` is a cursor, not the end) or refuses it past the page budget; ``accept(entries,
+    next_cursor)`` takes one page and returns the cursor to send next, or None once the catalog
+    is complete. A page over the item budget, a duplicate identity or a cursor the server had
+    already sent raises ``CatalogError``. ``walk`` and the page stepper both follow these rules.
+    """
+
+    def __init__(self, kind: str = "tools", *, max_pages: int = 32, max_items: int = 10_000):
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
+        _check_limit("max_pages", max_pages, 1)
+        _check_limit("max_items", max_items, 0)
+        self.kind, self.identity = kind, KINDS[kind][2]
+        self.max_pages, self.max_items = max_pages, max_items
+        self.items: list = []
+        self.sizes: list[int] = []
+        self.seen_ids: set = set()
+        self.seen_cursors: set[str] = set()
+        self.cursor: str | None = None  # the cursor the next request sends
+        self.complete = False
+
+    @property
+    def page(self) -> int:
+        """The number of the page the next request asks for (1 for the first)."""
+        return len(self.sizes) + 1
+
+    def request_params(self) -> types.PaginatedRequestParams | None:
+        if self.complete:
+            raise RuntimeError("the catalog is complete: there is no next page")
+        if len(self.sizes) >= self.max_pages:
+            raise CatalogError("page_budget", f"no last page within {self.max_pages} pages", limit=self.max_pages)
+        return None if self.cursor is None else types.PaginatedRequestParams(cursor=self.cursor)
+
+    def accept(self, entries, next_cursor: str | None) -> str | None:
+        sizes, items, seen_ids, identity = self.sizes, self.items, self.seen_ids, self.identity
+        sizes.append(len(entries))
+        if len(items) + len(entries) > self.max_items:  # before looking at any entry of a huge page
+            raise CatalogError("item_budget", f"more than {self.max_items} {self.kind} after {len(sizes)} pages",
+                               limit=self.max_items)
+        for entry in entries:
+            key = getattr(entry, identity)
+            if key in seen_ids:
+                raise CatalogError("duplicate_name", f"{key!r} appears twice (page {len(sizes)})",
+                                   name=key, page=len(sizes))
+            seen_ids.add(key)
+            items.append(entry)
+        if next_cursor is None:
+            self.complete = True
+            return None
+        if next_cursor in self.seen_cursors:
+            raise CatalogError("cursor_repeated", f"the server sent a cursor it had already sent (page {len(sizes)})",
+                               page=len(sizes))
+        self.seen_cursors.add(next_cursor)
+        self.cursor = next_cursor
+        return next_cursor
+
+
 def session_of(source: Any):
     """Accept a Lab, an ``mcp.Client`` or a ``ClientSession`` and return the session."""
     from mcp import Client
@@ -90,48 +150,21 @@ async def walk(source: Any, kind: str = "tools", *, max_pages: int = 32, max_ite
     ``misspelled_cursor``, never a silently truncated catalog.
     Invalid limits are rejected before any request is sent.
     """
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
-    _check_limit("max_pages", max_pages, 1)
-    _check_limit("max_items", max_items, 0)
-    method, field, identity = KINDS[kind]
+    rules = CursorRules(kind, max_pages=max_pages, max_items=max_items)
+    method, field, _ = KINDS[kind]
     list_page = getattr(session_of(source), method)
     wire = getattr(source, "wire", None)  # a Lab keeps the raw frames; a bare session does not
-
-    items: list = []
-    seen_ids: set = set()
-    seen_cursors: set[str] = set()
-    sizes: list[int] = []
-    cursor: str | None = None
-    for _ in range(max_pages):
-        params = None if cursor is None else types.PaginatedRequestParams(cursor=cursor)
+    while True:
+        params = rules.request_params()
         start = len(wire) if wire is not None else 0
         try:
             page = await list_page(params=params)
         except pydantic.ValidationError as exc:
-            raise CatalogError("bad_page", f"page {len(sizes) + 1} is not a valid {WIRE_METHODS[kind]} result: "
-                               f"{_validation_summary(exc)}", page=len(sizes) + 1) from None
-        entries = getattr(page, field)
-        sizes.append(len(entries))
-        if len(items) + len(entries) > max_items:  # before looking at any entry of a huge page
-            raise CatalogError("item_budget", f"more than {max_items} {kind} after {len(sizes)} pages",
-                               limit=max_items)
-        for entry in entries:
-            key = getattr(entry, identity)
-            if key in seen_ids:
-                raise CatalogError("duplicate_name", f"{key!r} appears twice (page {len(sizes)})",
-                                   name=key, page=len(sizes))
-            seen_ids.add(key)
-            items.append(entry)
-        cursor = page.next_cursor
-        if cursor is None:
+            raise CatalogError("bad_page", f"page {rules.page} is not a valid {WIRE_METHODS[kind]} result: "
+                               f"{_validation_summary(exc)}", page=rules.page) from None
+        if rules.accept(getattr(page, field), page.next_cursor) is None:
             key = _misspelled_cursor(wire, start, WIRE_METHODS[kind]) if wire is not None else None
             if key is not None:
-                raise CatalogError("misspelled_cursor", f"page {len(sizes)} sends {key!r} instead of 'nextCursor': "
-                                   "the catalog may be truncated", page=len(sizes), key=key)
-            return Catalog(kind, tuple(items), tuple(sizes))
-        if cursor in seen_cursors:
-            raise CatalogError("cursor_repeated", f"the server sent a cursor it had already sent (page {len(sizes)})",
-                               page=len(sizes))
-        seen_cursors.add(cursor)
-    raise CatalogError("page_budget", f"no last page within {max_pages} pages", limit=max_pages)
+                raise CatalogError("misspelled_cursor", f"page {len(rules.sizes)} sends {key!r} instead of "
+                                   "'nextCursor': the catalog may be truncated", page=len(rules.sizes), key=key)
+            return Catalog(kind, tuple(rules.items), tuple(rules.sizes))

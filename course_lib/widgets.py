@@ -24,13 +24,13 @@ import ipywidgets as W
 import mcp_types as types
 from mcp import MCPError
 
-from course_lib.walker import walk
+from course_lib.walker import CursorRules, walk
 from course_lib.display import CursorLabels, Table, error_line, frame_json, wire_table
 from course_lib.errors import CatalogError, CourseError
-from course_lib.labs import ERAS, Lab, Wire, connect
+from course_lib.labs import Lab, Wire, connect
+from course_lib.protocol import BOTH_ERAS
 from course_lib.servers.catalog import MODES as CATALOG_MODES
 
-STEP_ERAS = tuple(e for e in ERAS if e != "auto")
 # A widget waits longer than a script: a student's machine may be busy while the server starts.
 REQUEST_TIMEOUT = 30.0
 
@@ -200,52 +200,43 @@ class Step:
 
 @dataclass
 class StepWalk:
-    """The walker's rules applied one page at a time (the same checks and reasons as ``walk``)."""
+    """The walker's rules (``CursorRules``, as in ``walk``) applied one page per call."""
 
     max_pages: int = 8
     label: CursorLabels = field(default_factory=CursorLabels)
-    cursor: str | None = None
-    seen_cursors: set = field(default_factory=set)
-    names: list = field(default_factory=list)
-    page_sizes: list = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     verdict: str = "not started"
     done: bool = False
 
+    def __post_init__(self):
+        self.rules = CursorRules("tools", max_pages=self.max_pages)
+
+    @property
+    def names(self) -> list[str]:
+        return [tool.name for tool in self.rules.items]
+
     def seen_labels(self) -> list[str]:
-        return sorted((self.label(c) for c in self.seen_cursors), key=lambda s: (len(s), s))
+        return sorted((self.label(c) for c in self.rules.seen_cursors), key=lambda s: (len(s), s))
 
     async def next_page(self, session) -> Step:
         if self.done:
             raise RuntimeError(f"the walk is over: {self.verdict}")
-        page_no = len(self.page_sizes) + 1
-        sent = self.label(self.cursor)
-        if page_no > self.max_pages:
-            return self._end(page_no, sent, "—", "", CatalogError(
-                "page_budget", f"no last page within {self.max_pages} pages", limit=self.max_pages))
-        params = None if self.cursor is None else types.PaginatedRequestParams(cursor=self.cursor)
+        page_no = self.rules.page
+        sent = self.label(self.rules.cursor)
         try:
-            page = await session.list_tools(params=params)
-        except MCPError as exc:
+            page = await session.list_tools(params=self.rules.request_params())
+        except (CatalogError, MCPError) as exc:  # the page budget, or the server refused the request
             return self._end(page_no, sent, "—", "", exc)
-        names = [t.name for t in page.tools]
-        self.page_sizes.append(len(names))
-        received = ", ".join(names) or "(empty page)"
+        received = ", ".join(tool.name for tool in page.tools) or "(empty page)"
         nxt = self.label(page.next_cursor)
-        for name in names:
-            if name in self.names:
-                return self._end(page_no, sent, received, nxt, CatalogError(
-                    "duplicate_name", f"{name!r} appears twice (page {page_no})", name=name, page=page_no))
-            self.names.append(name)
-        if page.next_cursor is None:
+        try:
+            more = self.rules.accept(page.tools, page.next_cursor)
+        except CatalogError as exc:
+            return self._end(page_no, sent, received, nxt, exc)
+        if more is None:
             self.done = True
-            self.verdict = f"complete: {len(self.names)} tools in {page_no} pages {self.page_sizes}"
-        elif page.next_cursor in self.seen_cursors:
-            return self._end(page_no, sent, received, nxt, CatalogError(
-                "cursor_repeated", f"the server sent a cursor it had already sent (page {page_no})", page=page_no))
+            self.verdict = f"complete: {len(self.rules.items)} tools in {page_no} pages {self.rules.sizes}"
         else:
-            self.seen_cursors.add(page.next_cursor)
-            self.cursor = page.next_cursor
             self.verdict = f"more: send {nxt} next"
         step = Step(page_no, sent, received, nxt, self.verdict)
         self.steps.append(step)
@@ -275,7 +266,7 @@ class PageStepper(W.VBox):
         self.scheduler = Scheduler()
         self.max_pages, self.lab_timeout = max_pages, lab_timeout
         self.mode = W.Dropdown(options=CATALOG_MODES, value=mode, description="mode")
-        self.era = W.Dropdown(options=STEP_ERAS, value=era, description="era")
+        self.era = W.Dropdown(options=BOTH_ERAS, value=era, description="era")
         self.start_button = W.Button(description="start server", icon="play")
         self.next_button = W.Button(description="next page", icon="forward", disabled=True)
         self.stop_button = W.Button(description="stop server", icon="stop", disabled=True)
@@ -433,7 +424,7 @@ class ScenarioPicker(W.VBox):
         self.scheduler = Scheduler()
         self.choice = W.Dropdown(options=list(self.scenarios), value=scenario or next(iter(self.scenarios)),
                                  description="scenario")
-        self.era = W.Dropdown(options=STEP_ERAS, value=era, description="era")
+        self.era = W.Dropdown(options=BOTH_ERAS, value=era, description="era")
         self.run_button = W.Button(description="run", icon="play")
         self.about = W.HTML()
         self.result = W.HTML("<i>not run yet</i>")

@@ -6,6 +6,9 @@ import pytest
 from mcp import MCPError
 
 from course_lib import CatalogError, connect, walk
+from course_lib.display import error_line
+from course_lib.walker import CursorRules
+from course_lib.widgets import StepWalk
 
 pytestmark = pytest.mark.anyio
 
@@ -125,3 +128,30 @@ async def test_invalid_item_budget_rejected_before_any_request(limit):
 async def test_unknown_kind_rejected():
     with pytest.raises(ValueError, match="kind"):
         await walk(None, kind="widgets")
+
+
+async def test_cursor_rules_one_page_at_a_time():
+    rules = CursorRules("tools", max_pages=3)
+    assert rules.request_params() is None  # the first page sends no cursor
+    assert rules.accept([types.Tool(name="alpha", input_schema={"type": "object"})], "") == ""
+    assert rules.request_params().cursor == ""  # "" is a cursor: it goes back verbatim
+    assert rules.accept([], "c2") == "c2" and rules.page == 3
+    assert rules.accept([], None) is None and rules.complete
+    assert (rules.sizes, [t.name for t in rules.items], rules.seen_cursors) == ([1, 0, 0], ["alpha"], {"", "c2"})
+    with pytest.raises(RuntimeError, match="complete"):
+        rules.request_params()
+
+
+@pytest.mark.parametrize("mode", ["normal", "repeat", "cycle", "endless", "duplicate"])
+async def test_the_page_stepper_and_walk_follow_the_same_rules(mode):
+    async with connect("catalog", mode=mode) as lab:
+        stepper = StepWalk(max_pages=4)
+        while not stepper.done:
+            await stepper.next_page(lab.session)
+        try:
+            catalog = await walk(lab, max_pages=4)
+        except CatalogError as exc:
+            assert stepper.verdict == f"refused, nothing returned: {error_line(exc)}"
+        else:
+            assert stepper.names == catalog.names == ["alpha", "beta", "gamma"]
+            assert stepper.verdict == f"complete: 3 tools in 3 pages {list(catalog.page_sizes)}"

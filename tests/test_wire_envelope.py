@@ -92,7 +92,7 @@ async def test_wrong_sdk_stops_before_spawning():
     with pytest.raises(WireError) as caught:
         async with wire:
             pass
-    assert caught.value.reason == "sdk_version" and not wire.started
+    assert caught.value.check == "sdk_version" and not wire.started
 
 
 @pytest.mark.parametrize("line,reason", [
@@ -115,7 +115,7 @@ def test_check_reply_names_the_first_broken_rule(line, reason):
     assert reason in CHECKS
     with pytest.raises(WireError) as caught:
         check_reply(line, 1)
-    assert caught.value.reason == reason
+    assert caught.value.check == reason
 
 
 def test_assert_checker_accepts_a_boolean_id_even_without_O():

@@ -2,7 +2,8 @@
 
 What every way of talking to a server shares: the explicit environment a server gets, the
 command line of a course server, ``spawn`` (the fork server for course servers when allowed,
-else a fresh interpreter), ``ServerProcess`` (pipes, pid, exit status, a group-wide stop),
+else a fresh interpreter), ``launch`` (how every lab starts its server: ``spawn`` with the lab
+directory's environment and stderr log), ``ServerProcess`` (pipes, pid, exit status, a group-wide stop),
 ``run_as_process`` (how a server or any fork-server child leaves) and ``without_package_init``.
 Nothing here imports the MCP SDK, so a process that only replays recorded lines (the envelope
 controls) starts in a fraction of the time.
@@ -22,13 +23,13 @@ import psutil
 from course_lib.errors import LaunchError
 from course_lib.paths import ROOT
 
-# The protocol version a legacy-era handshake negotiates with the pinned SDK.
-LEGACY_VERSION = "2025-11-25"
-
 # Time the server gets to exit by itself after its stdin closes, then after SIGTERM.
 EXIT_GRACE = 2.0
 TERM_GRACE = 1.0
 _POLL = 0.005
+
+# The file in a lab directory that receives the server's stderr.
+STDERR_LOG = "stderr.log"
 
 # Environment variables a server inherits from the kernel; everything else is explicit.
 _INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "COURSE_LAB_RUN")
@@ -115,6 +116,15 @@ async def spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr, *, 
     except OSError as exc:
         raise LaunchError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
     return ServerProcess(proc)
+
+
+async def launch(argv: Sequence[str], workdir: Path, *, fast: bool = False, env: dict[str, str] | None = None,
+                 cwd: str | os.PathLike | None = None) -> ServerProcess:
+    """Start a lab's server: the explicit environment of ``workdir`` (plus ``env``), its stderr into
+    ``workdir/stderr.log``, in ``cwd`` (the course root by default), in a process group of its own.
+    ``fast`` (a course server's argv only) lets the fork server start it."""
+    with open(workdir / STDERR_LOG, "wb") as errlog:
+        return await spawn(argv, server_env(workdir, env), Path(cwd or ROOT), errlog, fast=fast)
 
 
 def course_server_argv(name: str, mode: str | None = None, fixture: str | os.PathLike | None = None,

@@ -20,10 +20,11 @@ from pathlib import Path
 
 import anyio
 
-from course_lib.errors import CourseError
-from course_lib._runtime.process import LEGACY_VERSION, server_env, without_package_init
+from course_lib.errors import CheckFailed, CourseError
+from course_lib._runtime.process import server_env, without_package_init
 from course_lib.paths import ROOT, fixture
 from course_lib.line_client import CHECKS, LineClient, asserts_active, check_reply, python_argv
+from course_lib.protocol import INTERNAL_ERROR, LEGACY, LEGACY_VERSION
 
 STANDIN = Path(__file__).parents[1] / "servers" / "_standin.py"
 MODES = ("normal", "-O")
@@ -55,7 +56,7 @@ async def atlas_session(wire: LineClient, expected: dict | None = None) -> int:
         _verify(condition, label)
         checks += 1
 
-    if wire.era == "legacy":
+    if wire.era == LEGACY:
         init = wire.exchanges[0].reply["result"]
         verify(init["protocolVersion"] == LEGACY_VERSION, "negotiated protocol")
         caps = init["capabilities"]
@@ -108,7 +109,7 @@ def damaged(recorded: dict, case: str) -> dict:
     elif case == "boolean-id":
         reply["id"] = True  # the request id is 1, and True == 1 in Python
     elif case == "result-and-error":
-        reply["error"] = {"code": -32603, "message": "injected"}
+        reply["error"] = {"code": INTERNAL_ERROR, "message": "injected"}
     elif case == "non-object":
         first["reply"] = []
     elif case == "wrong-sdk":
@@ -171,6 +172,8 @@ async def _replay_one(path: Path, checker: str) -> dict:
     try:
         async with wire:
             await atlas_session(wire)
+    except CheckFailed as exc:
+        failed_at, message = exc.check, exc.message
     except CourseError as exc:
         failed_at, message = exc.reason, str(exc)
     except Exception as exc:  # the assert-based checker fails (or not) in other ways

@@ -33,22 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_lib._runtime import fastlaunch as forkserver
-from course_lib.errors import CourseError
+from course_lib.errors import CheckFailed, CourseError
 from course_lib.paths import ROOT
 
 COPIED = ("course_lib", "fixtures")
 PROBE_TIMEOUT = 180.0
-
-
-class CheckFailed(CourseError):
-    """A named check found something wrong. ``check`` names it; ``str(err)`` says what."""
-
-    reason = "check_failed"
-
-    def __init__(self, check: str, message: str):
-        super().__init__(f"[{check}] {message}", check=check)
-        self.check = check
-        self.message = message
 
 
 def require(condition: object, check: str, message: str) -> None:

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from mcp import MCPError
 
 from course_lib import bundles
-from course_lib.bundles import Bundle, BundleError, CacheMode
+from course_lib.bundles import Bundle, CacheMode
 from course_lib.display import Table
-from course_lib.chapters.negative_controls import CheckFailed  # a scenario check found something wrong
+from course_lib.errors import CheckFailed  # a scenario check, or a bundle check (BundleError), failed
 from course_lib.labs import connect
 from course_lib.paths import fixture
 
@@ -48,7 +48,7 @@ class Report:
     cache_mode: str
     passed: list[str] = field(default_factory=list)
     bundles: list[Bundle] = field(default_factory=list)
-    failure: BundleError | CheckFailed | None = None
+    failure: CheckFailed | None = None
     returncode: int | None = None
     stray_stdout_lines: int = 0
     stderr_bytes: int = 0
@@ -185,7 +185,7 @@ async def run_scenario(scenario: str, era: str = "legacy", *, fault: str = "none
                        lab_timeout=lab_timeout, **client_options) as lab:
         try:
             await getattr(_Run(lab, oracle, report, cache_mode), scenario)()
-        except (BundleError, CheckFailed) as exc:
+        except CheckFailed as exc:
             report.failure = exc
     report.returncode = lab.returncode
     report.stray_stdout_lines = len(lab.noise)

@@ -26,10 +26,11 @@ from mcp import MCPError
 from mcp.server import Server
 
 from course_lib.paths import FIXTURES
+from course_lib.protocol import RESOURCE_NOT_FOUND
 from course_lib.servers._base import Audit, parser, serve
 
 MODES = ("classic", "sep-2164")
-NOT_FOUND = {"classic": -32002, "sep-2164": types.INVALID_PARAMS}
+NOT_FOUND = {"classic": RESOURCE_NOT_FOUND, "sep-2164": types.INVALID_PARAMS}
 DEFAULT_FIXTURE = FIXTURES / "atlas" / "documents.json"
 
 

@@ -32,6 +32,7 @@ import anyio
 import mcp_types as types
 from mcp.server import Server
 
+from course_lib.protocol import LEGACY_VERSION, META_PROTOCOL_VERSION, METHOD_NOT_FOUND
 from course_lib.servers._base import lab_file, parser, serve
 
 SDK_MODES = ("crash", "hang", "grandchild", "ignore-term")
@@ -140,7 +141,7 @@ def serve_raw(mode: str) -> int:
         method, params = message.get("method"), message.get("params") or {}
         reply: dict | str
         if method == "initialize":
-            reply = {"protocolVersion": params.get("protocolVersion", "2025-11-25"),
+            reply = {"protocolVersion": params.get("protocolVersion", LEGACY_VERSION),
                      "capabilities": {"tools": {}}, "serverInfo": {"name": "course-hostile-raw", "version": "1.0"}}
         elif method == "tools/list":
             index = page_index(params.get("cursor"))
@@ -152,11 +153,11 @@ def serve_raw(mode: str) -> int:
             if mode == "noise":
                 _write(f"hostile: serving page {index + 1}")
             reply = raw_result(mode, index)
-            if isinstance(reply, dict) and "io.modelcontextprotocol/protocolVersion" in (params.get("_meta") or {}):
+            if isinstance(reply, dict) and META_PROTOCOL_VERSION in (params.get("_meta") or {}):
                 reply.update(MODERN_FIELDS)  # a 2026-07-28 result must carry these
         else:
             _write(json.dumps({"jsonrpc": "2.0", "id": message["id"],
-                               "error": {"code": -32601, "message": f"Method not found: {method}"}}))
+                               "error": {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}}))
             continue
         if huge is not None and method == "tools/list":
             _write(f'{{"jsonrpc": "2.0", "id": {json.dumps(message["id"])}, "result": {huge}}}')

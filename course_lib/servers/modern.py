@@ -30,6 +30,7 @@ from mcp import MCPError
 from mcp.server import CacheHint, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
+from course_lib.protocol import ENVELOPE_KEYS, ROUTING_HEADERS
 from course_lib.servers._base import lab_file, parser, serve
 
 MODES = ("modern", "sealed", "legacy-only", "catalog", "versioned", "public", "drifting", "churning")
@@ -220,10 +221,6 @@ def build(mode: str, principal: str | None = None) -> Server:
     return server
 
 
-ENVELOPE_KEYS = ("io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
-                 "io.modelcontextprotocol/clientInfo")
-
-
 def serve_handshake_only(server: Server) -> int:
     """Serve like a server written before 2026-07-28: it knows only the handshake.
 
@@ -293,7 +290,7 @@ def serve_http(server: Server) -> int:
             except (ValueError, AttributeError):
                 method = None
             entry = {"body_method": method,
-                     **{h: headers.get(h) for h in ("mcp-method", "mcp-name", "mcp-protocol-version")}}
+                     **{h: headers.get(h) for h in ROUTING_HEADERS}}
             with open(headers_log, "a", encoding="utf-8") as f:
                 f.write(json.dumps(entry) + "\n")
 

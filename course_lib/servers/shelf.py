@@ -13,11 +13,11 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server
 
+from course_lib.protocol import RESOURCE_NOT_FOUND
 from course_lib.servers._base import parser, serve
 
 MODES = ("sdk", "classic")
 DOCUMENTS = {"course://shelf/readme": "How to use the shelf.", "course://shelf/notes": "Two notes."}
-CLASSIC_NOT_FOUND = -32002
 
 
 def build_sdk():
@@ -40,7 +40,7 @@ def build_classic() -> Server:
     async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
         if uri not in DOCUMENTS:
-            raise MCPError(CLASSIC_NOT_FOUND, "Resource not found", {"uri": uri})
+            raise MCPError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
         return types.ReadResourceResult(contents=[
             types.TextResourceContents(uri=uri, mime_type="text/plain", text=DOCUMENTS[uri])])
 

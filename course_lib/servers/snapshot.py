@@ -26,11 +26,11 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import CacheHint, Server
 
+from course_lib.protocol import RESOURCE_NOT_FOUND
 from course_lib.servers._base import serve
 
 BASE = "project://atlas/"
 MANIFEST = BASE + "manifest"
-UNAVAILABLE = -32002
 UNAVAILABLE_MESSAGE = "Snapshot unavailable; reacquire the whole bundle"
 PROMPT = "review-snapshot"
 PINNED = re.compile(re.escape(BASE) + r"r[0-9]+/[a-z]+")
@@ -76,7 +76,7 @@ def uris(revision: str) -> list[str]:
 
 
 def unavailable() -> MCPError:
-    return MCPError(UNAVAILABLE, UNAVAILABLE_MESSAGE)
+    return MCPError(RESOURCE_NOT_FOUND, UNAVAILABLE_MESSAGE)
 
 
 class Snapshots:
@@ -126,7 +126,7 @@ class Snapshots:
                 return "text/plain", text
         if PINNED.fullmatch(uri):  # a pinned URI of a revision this server never had
             raise unavailable()
-        raise MCPError(UNAVAILABLE, "Resource not found", {"uri": uri})
+        raise MCPError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
 
     def prompt(self, arguments: dict[str, str] | None) -> types.GetPromptResult:
         if set(arguments or {}) != {"revision"}:
