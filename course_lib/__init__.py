@@ -16,7 +16,7 @@ _HOMES = {
     "Candidate": "refresh", "candidate": "refresh",
     "Catalog": "walker", "walk": "walker",
     "Lab": "labs", "connect": "labs",
-    "CatalogError": "errors", "CourseError": "errors", "LabTimeout": "errors",
+    "CatalogError": "errors", "CheckFailed": "errors", "CourseError": "errors", "LabTimeout": "errors",
     "LaunchError": "errors", "ProtocolViolation": "errors", "ServerCrashed": "errors", "unwrap": "errors",
 }
 __all__ = sorted(_HOMES)
