@@ -5,6 +5,10 @@ drives the examples from a worker thread, and each example awaits its request on
 event loop (``anyio.from_thread.run``). Every run is bounded in count (``max_examples``) and
 per example in time (``deadline``, and the lab's request budget). The rules each input is
 checked against are hand-written in fixtures/fuzz/rules.json.
+
+Every run draws the same examples (a fixed seed). A failing example is also saved to a
+per-test example database under ``.hypothesis/fuzz/`` (git-ignored), and the next run tries
+it first, shrunk, before anything new.
 """
 import json
 from datetime import timedelta
@@ -15,7 +19,8 @@ import anyio.from_thread
 import anyio.to_thread
 import mcp_types as types
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis import strategies as st
 from mcp import MCPError
 
@@ -26,18 +31,24 @@ pytestmark = pytest.mark.anyio
 
 RULES = json.loads((ROOT / "fixtures" / "fuzz" / "rules.json").read_text(encoding="utf-8"))
 BUDGET = {"request_timeout": 5, "lab_timeout": 120}
-BOUNDED = settings(max_examples=120, deadline=timedelta(seconds=5), database=None,
+BOUNDED = settings(max_examples=100, deadline=timedelta(seconds=5),
                    suppress_health_check=[HealthCheck.too_slow], print_blob=True)
+SEED = 20251125
+EXAMPLES = ROOT / ".hypothesis" / "fuzz"
 
 # Any text JSON can carry (lone surrogates cannot be encoded, so they are not hostile input).
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=80)
 
 
-async def fuzz(strategy, check) -> int:
-    """Run ``check(value)`` (async) for every example of ``strategy``; return how many ran."""
+async def fuzz(strategy, check, key: str) -> int:
+    """Run ``check(value)`` (async) for every example of ``strategy``; return how many ran.
+
+    ``key`` names the example database of one test in one era.
+    """
     ran = 0
 
-    @BOUNDED
+    @settings(BOUNDED, database=DirectoryBasedExampleDatabase(EXAMPLES / key))
+    @seed(SEED)  # under @settings: a bare @seed would switch the example database off
     @given(strategy)
     def prop(value):
         nonlocal ran
@@ -75,7 +86,7 @@ async def test_forged_cursors_are_invalid_params_and_the_server_keeps_serving(er
 
         forged = st.one_of(TEXT, st.sampled_from(sorted(issued)).flatmap(mutations),
                            st.sampled_from(["", "0", "null", "page-2", "../", "\x00", "c" * 10_000]))
-        ran = await fuzz(forged.filter(lambda cursor: cursor not in issued), check)
+        ran = await fuzz(forged.filter(lambda cursor: cursor not in issued), check, f"cursors-{era}")
         # Still serving: the whole catalog, with the cursors it issued before the storm.
         assert (await walk(lab)).names == expected["names"]
         assert lab.alive
@@ -141,7 +152,7 @@ async def test_uris_never_read_outside_the_allowlist(era):
             assert ALLOWED[uri] in result.contents[0].text
             outcomes["ok"] += 1
 
-        await fuzz(hostile_uris(), check)
+        await fuzz(hostile_uris(), check, f"uris-{era}")
         assert lab.alive
         assert len((await walk(lab, "resources")).items) == len(ALLOWED)
     assert outcomes["refused"] >= 50 and outcomes["ok"] >= 1
@@ -191,7 +202,7 @@ async def test_prompt_arguments_are_validated(era):
 
         valid = st.fixed_dictionaries({"focus": st.sampled_from(rules["focus"])},
                                       optional={"document": st.sampled_from(sorted(rules["documents"]))})
-        await fuzz(st.one_of(PROMPT_ARGUMENTS, valid), check)
+        await fuzz(st.one_of(PROMPT_ARGUMENTS, valid), check, f"prompts-{era}")
         assert lab.alive
     assert outcomes["refused"] >= 20 and outcomes["ok"] >= 5
     assert "Traceback" not in lab.stderr

@@ -12,7 +12,8 @@ Each revision is internally consistent (r1: 300 seconds everywhere; r2: immediat
 Documents are never edited in place: only the ``current`` pointer moves and the ``retained`` set
 shrinks, and only at fixed request boundaries named in ``SCENARIOS`` (no clocks, no sleeps).
 
-``--fault`` turns the server into one of the known-wrong variants used as negative controls;
+``--fault`` turns the server into one of the known-wrong variants used as negative controls
+(``FAULTS``: the chapter's; ``READER_FAULTS``: one rule of the bundle reader each);
 ``--ttl-ms`` adds a ``resources/read`` cache hint (honoured by 2026-07-28 clients only).
 """
 from __future__ import annotations
@@ -69,6 +70,14 @@ FAULTS = (
     "incomplete-recovery-manifest",  # every manifest after r1's omits its last document
     "recovery-unavailable",          # every manifest after r1's names a revision dropped right after that read
 )
+# Wrong servers that each break exactly one rule of the bundle reader (``course_lib.bundles``).
+READER_FAULTS = (
+    "manifest-extra-key",            # the manifest carries a key besides revision and uris
+    "manifest-stuck",                # the manifest names r1 even after r1 was dropped
+    "pinned-wrong-mime",             # pinned reads answer with the right text as text/markdown
+    "prompt-names-other-revision",   # a prompt embeds the documents asked for, but its instruction names another revision
+    "prompt-omits-document",         # a prompt embeds every document of its revision but the last
+)
 
 
 def uris(revision: str) -> list[str]:
@@ -100,10 +109,14 @@ class Snapshots:
                 self.retained.discard("r1")
 
     def manifest(self) -> str:
-        listed = uris(self.current)
-        if self.fault == "incomplete-recovery-manifest" and self.current != "r1":
+        revision = "r1" if self.fault == "manifest-stuck" else self.current
+        listed = uris(revision)
+        if self.fault == "incomplete-recovery-manifest" and revision != "r1":
             listed = listed[:-1]
-        return json.dumps({"revision": self.current, "uris": listed})
+        manifest = {"revision": revision, "uris": listed}
+        if self.fault == "manifest-extra-key":
+            manifest["generated"] = "by the editor"
+        return json.dumps(manifest)
 
     def read(self, uri: str) -> tuple[str, str]:
         """(mime type, text) of ``uri``, or an MCPError."""
@@ -123,7 +136,7 @@ class Snapshots:
                     text = REVISIONS[self.current][doc]
                 if self.fault == "mixed-pinned-body" and (revision, doc) == ("r1", "design"):
                     text = REVISIONS["r2"]["design"]
-                return "text/plain", text
+                return ("text/markdown" if self.fault == "pinned-wrong-mime" else "text/plain"), text
         if PINNED.fullmatch(uri):  # a pinned URI of a revision this server never had
             raise unavailable()
         raise MCPError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
@@ -137,9 +150,13 @@ class Snapshots:
                 raise unavailable()
             revision = self.current
         # Validation and the reads below happen without an await in between: no switch can interleave.
+        named = next(r for r in REVISIONS if r != revision) if self.fault == "prompt-names-other-revision" else revision
         messages = [types.PromptMessage(role="user", content=types.TextContent(
-            type="text", text=f"Review only this snapshot: {revision}"))]
-        for uri, text in zip(uris(revision), REVISIONS[revision].values()):
+            type="text", text=f"Review only this snapshot: {named}"))]
+        embedded = list(zip(uris(revision), REVISIONS[revision].values()))
+        if self.fault == "prompt-omits-document":
+            embedded = embedded[:-1]
+        for uri, text in embedded:
             messages.append(types.PromptMessage(role="user", content=types.EmbeddedResource(
                 type="resource", resource=types.TextResourceContents(uri=uri, mime_type="text/plain", text=text))))
         return types.GetPromptResult(description="Atlas snapshot review material; no review executed",
@@ -184,7 +201,7 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m course_lib.servers snapshot")
     # ``--mode`` is the spelling connect(..., mode=...) uses; both select the scenario.
     p.add_argument("--scenario", "--mode", dest="scenario", default="mixed", choices=tuple(SCENARIOS))
-    p.add_argument("--fault", default="none", choices=FAULTS)
+    p.add_argument("--fault", default="none", choices=FAULTS + READER_FAULTS)
     p.add_argument("--ttl-ms", type=int, default=0)
     args = p.parse_args(argv)
     return serve(build(args.scenario, args.fault, args.ttl_ms))
