@@ -3,11 +3,11 @@
 One server connection serves a whole hypothesis run: the lab is entered once, hypothesis
 drives the examples from a worker thread, and each example awaits its request on the lab's
 event loop (``anyio.from_thread.run``). Every run is bounded in count (``max_examples``) and
-per example in time (``deadline``, and the lab's request budget). The rules each input is
-checked against are hand-written in fixtures/fuzz/rules.json.
+per request in time (the lab's request budget, which only bounds a failure: how fast an
+example runs is not asserted). The rules each input is checked against are hand-written in
+fixtures/fuzz/rules.json.
 """
 import json
-from datetime import timedelta
 from urllib.parse import quote
 
 import anyio
@@ -25,8 +25,8 @@ from course_lib.paths import ROOT
 pytestmark = pytest.mark.anyio
 
 RULES = json.loads((ROOT / "fixtures" / "fuzz" / "rules.json").read_text(encoding="utf-8"))
-BUDGET = {"request_timeout": 5, "lab_timeout": 120}
-BOUNDED = settings(max_examples=120, deadline=timedelta(seconds=5), database=None,
+BUDGET = {"request_timeout": 30, "lab_timeout": 600}
+BOUNDED = settings(max_examples=120, deadline=None, database=None,
                    suppress_health_check=[HealthCheck.too_slow], print_blob=True)
 
 # Any text JSON can carry (lone surrogates cannot be encoded, so they are not hostile input).
