@@ -3,15 +3,15 @@
 One server connection serves a whole hypothesis run: the lab is entered once, hypothesis
 drives the examples from a worker thread, and each example awaits its request on the lab's
 event loop (``anyio.from_thread.run``). Every run is bounded in count (``max_examples``) and
-per example in time (``deadline``, and the lab's request budget). The rules each input is
-checked against are hand-written in fixtures/fuzz/rules.json.
+per request in time (the lab's request budget, which only bounds a failure: how fast an
+example runs is not asserted). The rules each input is checked against are hand-written in
+fixtures/fuzz/rules.json.
 
 Every run draws the same examples (a fixed seed). A failing example is also saved to a
 per-test example database under ``.hypothesis/fuzz/`` (git-ignored), and the next run tries
 it first, shrunk, before anything new.
 """
 import json
-from datetime import timedelta
 from urllib.parse import quote
 
 import anyio
@@ -30,8 +30,8 @@ from course_lib.paths import ROOT
 pytestmark = pytest.mark.anyio
 
 RULES = json.loads((ROOT / "fixtures" / "fuzz" / "rules.json").read_text(encoding="utf-8"))
-BUDGET = {"request_timeout": 5, "lab_timeout": 120}
-BOUNDED = settings(max_examples=100, deadline=timedelta(seconds=5),
+BUDGET = {"request_timeout": 30, "lab_timeout": 600}
+BOUNDED = settings(max_examples=100, deadline=None,
                    suppress_health_check=[HealthCheck.too_slow], print_blob=True)
 SEED = 20251125
 EXAMPLES = ROOT / ".hypothesis" / "fuzz"

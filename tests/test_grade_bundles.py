@@ -132,7 +132,7 @@ async def test_the_chapters_own_reader_returns_an_accepted_bundle():
      "returned dict, not {'revision': ..., 'texts': ...}"),
 ])
 async def test_wrong_readers_are_flagged_at_their_scenario(solution, failing, passing, observed):
-    card = await grade_bundles(solution, only=failing + passing, eras=["legacy"], budget=4)
+    card = await grade_bundles(solution, only=failing + passing, eras=["legacy"])
     first = card.verdict_of(failing[0])
     assert first.observed.startswith(observed), first.observed
     assert [v.scenario.name for v in card.failures()] == failing, card.text()
@@ -141,13 +141,15 @@ async def test_wrong_readers_are_flagged_at_their_scenario(solution, failing, pa
 
 
 async def test_a_reader_that_restarts_forever_is_stopped_within_the_budget():
-    card = await grade_bundles(restarts_forever, only=[EXPIRED, UNAVAILABLE], eras=["legacy"], budget=1.5)
-    assert card.verdict_of(EXPIRED).passed, card.text()
-    verdict = card.verdict_of(UNAVAILABLE)
+    # The scenario where it loops runs under a short budget; the one it passes, under the battery's.
+    passes = await grade_bundles(restarts_forever, only=[EXPIRED], eras=["legacy"])
+    assert passes.verdict_of(EXPIRED).passed, passes.text()
+    loops = await grade_bundles(restarts_forever, only=[UNAVAILABLE], eras=["legacy"], budget=3)
+    verdict = loops.verdict_of(UNAVAILABLE)
     assert not verdict.passed
     manifests, outcome = verdict.observed.split("; ")
     assert int(manifests.removeprefix("the server saw ").removesuffix(" manifest reads")) > 2
-    assert outcome == "no result within 1.5 s (a loop that never ends?)"
+    assert outcome == "no result within 3 s (a loop that never ends?)"
 
 
 async def test_latest_reads_fail_every_scenario_with_the_latest_hint():

@@ -60,7 +60,7 @@ async def test_reference_solution_passes_everything():
     (hard_coded, "complete refresh", "complete refresh", "returned without opening a candidate"),
 ])
 async def test_wrong_solutions_are_flagged_at_their_scenario(solution, failing, control, observed):
-    card = await grade_refresh(solution, only=[failing, control], eras=["legacy"], budget=4)
+    card = await grade_refresh(solution, only=[failing, control], eras=["legacy"])
     verdict = assert_flagged(card, failing, control, observed)
     if solution is on_active_session:  # the hint names the rule that was broken
         assert "active session" in verdict.scenario.hint
@@ -121,5 +121,5 @@ async def test_capstone_accepts_the_chapter_3_refresh_built_on_walk():
     (swallows_rejection, "everything at once, poisoned", "everything at once", "returned a partial catalog ['alpha']"),
 ])
 async def test_capstone_flags_wrong_refreshers_at_their_scenario(solution, failing, control, observed):
-    card = await grade_capstone(solution, only=[failing, control], eras=["legacy"], budget=4)
+    card = await grade_capstone(solution, only=[failing, control], eras=["legacy"])
     assert_flagged(card, failing, control, observed)

@@ -5,11 +5,11 @@ Each case runs a tiny pytest in a subprocess with only the course plugin loaded 
 run tag; the processes it leaks are recorded by pid and stopped here by pid.
 """
 import os
+import select
 import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 from course_lib.labs import pid_alive
 from course_lib.paths import ROOT
@@ -69,19 +69,21 @@ def run_inner(tmp_path, leak: str) -> tuple[subprocess.CompletedProcess, list[in
 
 
 def stop(pids: list[int]) -> None:
-    """SIGKILL each pid and wait (at most a few seconds) until it is gone."""
+    """SIGKILL each pid and wait until it has exited (its pidfd becomes readable then)."""
     for pid in pids:
         try:
-            os.kill(pid, signal.SIGKILL)
+            handle = os.pidfd_open(pid)
         except ProcessLookupError:
-            pass
+            continue  # already gone
+        try:
+            signal.pidfd_send_signal(handle, signal.SIGKILL)
+            select.select([handle], [], [], 60)  # the timeout only bounds a failure
+        finally:
+            os.close(handle)
         try:
             os.waitpid(pid, 0)
         except ChildProcessError:
             pass  # not our child: its parent (or init) reaps it
-    deadline = time.monotonic() + 5
-    while any(pid_alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.02)
 
 
 def test_a_leaking_run_fails_and_names_child_and_grandchild(tmp_path):

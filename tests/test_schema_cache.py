@@ -9,7 +9,7 @@ import pytest
 
 from course_lib import CatalogError, candidate, connect, walk
 from course_lib.chapters import negative_controls as negative, schema_lab
-from course_lib.chapters.negative_controls import CheckFailed, Mutant
+from course_lib.chapters.negative_controls import Binding, CheckFailed, Mutant
 from course_lib.labs import pid_alive as alive
 from course_lib.tooling.regen import stored_rows, stored_text
 from course_lib.paths import NOTEBOOKS
@@ -126,14 +126,20 @@ def test_baseline_probe_passes_in_a_copy():
 
 
 def test_broken_mutants_are_not_kills():
-    no_anchor = Mutant("no_anchor", "course_lib/walker.py", "this text is not there", "x",
-                       "course_lib.chapters.schema_lab:probe_in_place", "refresh_rejected", "bad catalog accepted")
+    def broken(old, new="def walk(): pass"):
+        return Mutant("broken", "course_lib/walker.py", old, new,
+                      "course_lib.chapters.schema_lab:probe_in_place", "refresh_rejected", "bad catalog accepted")
+
     with pytest.raises(negative.BadMutant, match="anchor found 0 times"):
-        negative.run_mutant(no_anchor)
-    syntax = Mutant("syntax", "course_lib/walker.py", "if key in seen_ids:", "if key in seen_ids",
-                    "course_lib.chapters.schema_lab:probe_in_place", "refresh_rejected", "bad catalog accepted")
-    with pytest.raises(negative.BadMutant, match="does not compile"):
-        negative.run_mutant(syntax)
+        negative.run_mutant(broken("this text is not there", "x"))
+    with pytest.raises(negative.BadMutant, match="binds no 'no_such_function'"):
+        negative.run_mutant(broken(Binding("no_such_function")))
+    with pytest.raises(negative.BadMutant, match="binds no 'Catalog.no_such_method'"):
+        negative.run_mutant(broken(Binding("Catalog.no_such_method")))
+    with pytest.raises(negative.BadMutant, match="its definition binds no 'walk'"):
+        negative.run_mutant(broken(Binding("walk"), "def walker(): pass"))
+    with pytest.raises(negative.BadMutant, match="its definition does not compile"):
+        negative.run_mutant(broken(Binding("walk"), "def walk(:"))
     # A mutant whose copy does not even import is reported, not counted: chapter 3 runs one.
     stored = stored_text(NOTEBOOKS / "03_schema_cache.ipynb", 'Mutant("import_error"')
     assert stored.startswith("not_a_kill | error: ImportError: cannot import name 'no_such_name'"), stored

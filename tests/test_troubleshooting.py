@@ -4,7 +4,6 @@ Errors that depend on the kernel run in a real ipykernel through jupyter_client;
 go through the SDK and real course servers. Each test names its heading; a last test checks
 that the page and the tests cover the same headings.
 """
-import inspect
 import os
 import re
 import subprocess
@@ -182,11 +181,8 @@ def test_fastmcp_is_gone():
 @entry("`LabTimeout(timeout): no answer within the 10 s request budget (Request '…' timed out)`")
 async def test_lab_timeout():
     silent = [sys.executable, "-c", "import time; time.sleep(60)"]  # reads nothing, answers nothing
-    budgets = {"request_timeout": 2}
-    if "startup_timeout" in inspect.signature(connect.__wrapped__).parameters:
-        budgets["startup_timeout"] = 2  # the first answer has a start-up budget of its own
-    with pytest.raises(LabTimeout) as info:
-        async with connect(silent, **budgets):
+    with pytest.raises(LabTimeout) as info:  # the first answer has a start-up budget of its own
+        async with connect(silent, request_timeout=2, startup_timeout=2):
             pass
     assert error_line(info.value) == ("LabTimeout(timeout): no answer within the 2 s request budget "
                                       "(Request 'initialize' timed out)")

@@ -1,13 +1,25 @@
 """Negative controls: run known-wrong variants (mutants) of the course code in a temporary copy.
 
-A check that cannot fail proves nothing. A mutant is one named source edit to a course file
-(an exact anchor replaced by wrong code) plus the probe that exercises it, the *named check*
-that must catch it and the message that check must give::
+A check that cannot fail proves nothing. A mutant is one named edit to a course file plus the
+probe that exercises it, the *named check* that must catch it and the message that check must
+give. The edit is anchored on a name the module binds (``Binding``): a function, a method as
+``Class.method``, or an imported name. ``new`` is a definition of that name, wrong on purpose; it
+replaces the binding once the module has run, and may call the replaced one as ``original``::
 
-    Mutant(name="ignore_duplicates", path="course_lib/walker.py",
-           old="if key in seen_ids:", new="if False and key in seen_ids:",
-           probe="course_lib.chapters.schema_lab:probe_in_place",
-           check="refresh_rejected", message="bad catalog accepted")
+    Mutant(name="swallow_caller_failure", path="course_lib/refresh.py",
+           old=Binding("Candidate.__aexit__"), new=SWALLOWING_EXIT,
+           probe="course_lib.chapters.schema_lab:probe_caller_failure",
+           check="caller_failure_propagates", message="caller failure was swallowed")
+
+where ``SWALLOWING_EXIT`` is the text of this definition::
+
+    async def __aexit__(self, exc_type, exc, tb):
+        await original(self, exc_type, exc, tb)
+        return True
+
+A name survives the refactors that rewrite a function's body or rename its local variables.
+``old`` may also be exact source text that occurs once in the file (replaced by ``new``), for
+a quick experiment; such an anchor breaks as soon as the text changes.
 
 ``run_mutant`` copies ``course_lib/`` and ``fixtures/`` into a fresh temporary directory,
 applies the edit there (the real tree is never touched), compiles the edited file, and runs
@@ -22,12 +34,14 @@ raise ``CheckFailed`` (through ``require``) when something is wrong.
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,13 +61,20 @@ def require(condition: object, check: str, message: str) -> None:
 
 
 @dataclass(frozen=True)
+class Binding:
+    """An anchor a refactor keeps: a name bound at the top of a module, or ``Class.method``."""
+
+    qualname: str
+
+
+@dataclass(frozen=True)
 class Mutant:
     """One known-wrong edit, and where it must be caught."""
 
     name: str
     path: str      # file to edit, relative to the course root (e.g. "course_lib/refresh.py")
-    old: str       # exact text that must occur exactly once in that file
-    new: str       # the wrong code that replaces it
+    old: Binding | str  # the name to rebind, or exact text that must occur exactly once in the file
+    new: str       # the wrong definition of that name (or the wrong code that replaces the text)
     probe: str     # "module:function" that exercises the edited code
     check: str     # the named check that must fail
     message: str   # text the failure message must contain
@@ -87,14 +108,51 @@ def _copy_course(target: Path) -> None:
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints"))
 
 
+def _bound_names(body: list[ast.stmt]) -> set[str]:
+    """The names a module or class body binds at its top level."""
+    names = set()
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def _rebind(mutant: Mutant, source: str) -> str:
+    """``source`` with ``mutant.new`` bound to the anchor's name once the module has run."""
+    *owners, name = mutant.old.qualname.split(".")
+    body = ast.parse(source).body
+    for owner in owners:  # Class.method: walk down the class bodies
+        body = next((n.body for n in body if isinstance(n, ast.ClassDef) and n.name == owner), [])
+    if name not in _bound_names(body):
+        raise BadMutant(f"{mutant.name}: {mutant.path} binds no {mutant.old.qualname!r}")
+    new = textwrap.dedent(mutant.new).strip("\n")
+    try:
+        defined = _bound_names(ast.parse(new).body)
+    except SyntaxError as exc:
+        raise BadMutant(f"{mutant.name}: its definition does not compile: {exc.msg} (line {exc.lineno})") from None
+    if name not in defined:
+        raise BadMutant(f"{mutant.name}: its definition binds no {name!r}")
+    return (f"{source.rstrip()}\n\n\n# Negative control {mutant.name}: a known-wrong {mutant.old.qualname}.\n"
+            f"def _known_wrong(original):\n{textwrap.indent(new, '    ')}\n    return {name}\n\n\n"
+            f"{mutant.old.qualname} = _known_wrong({mutant.old.qualname})\n")
+
+
 def apply(mutant: Mutant, root: Path) -> None:
     """Apply the edit inside ``root`` (a copy), checking the anchor and that the result compiles."""
     path = root / mutant.path
     source = path.read_text(encoding="utf-8")
-    count = source.count(mutant.old)
-    if count != 1:
-        raise BadMutant(f"{mutant.name}: anchor found {count} times in {mutant.path}, expected exactly once")
-    edited = source.replace(mutant.old, mutant.new, 1)
+    if isinstance(mutant.old, Binding):
+        edited = _rebind(mutant, source)
+    else:
+        count = source.count(mutant.old)
+        if count != 1:
+            raise BadMutant(f"{mutant.name}: anchor found {count} times in {mutant.path}, expected exactly once")
+        edited = source.replace(mutant.old, mutant.new, 1)
     try:
         compile(edited, str(path), "exec")
     except SyntaxError as exc:
