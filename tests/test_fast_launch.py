@@ -152,18 +152,31 @@ async def test_a_missing_server_fails_before_any_fork():
             pass
 
 
-async def test_a_lab_on_another_copy_of_the_course_runs_that_copy(tmp_path):
-    """What a negative control does: an edited copy of the course, named by PYTHONPATH. The
-    forked server imports the copy's code, exactly as a cold start of the copy does."""
+IN_A_COPY = """
+import anyio
+from course_lib import connect, walk
+async def main():
+    async with connect("catalog") as lab:
+        print(lab.launch_path, *(await walk(lab)).names)
+anyio.run(main)
+"""
+
+
+async def test_a_copy_of_the_course_runs_the_copy(tmp_path):
+    """What a negative control does: ``python -c`` in an edited copy of the course. Its labs
+    fork from a fork server of its own, warmed from the copy; a lab of this process that names
+    the copy starts cold. Either way the server runs the copy's code."""
     negative._copy_course(tmp_path)
     server = tmp_path / "course_lib" / "servers" / "catalog.py"
     server.write_text(server.read_text().replace('PAGES = (("alpha",),', 'PAGES = (("alpha-in-the-copy",),'))
-    names = {}
-    for argv in ("catalog", [sys.executable, "-m", "course_lib.servers", "catalog"]):
-        async with connect(argv, env={"PYTHONPATH": str(tmp_path)}, cwd=tmp_path) as lab:
-            names[lab.launch_path] = (await walk(lab)).names
-    assert names == {"fast": ["alpha-in-the-copy", *NAMES[1:]], "cold": ["alpha-in-the-copy", *NAMES[1:]]}
-    async with connect("catalog") as lab:  # the next lab of the same fork server: the course itself
+    copied = ["alpha-in-the-copy", *NAMES[1:]]
+    done = await anyio.run_process([sys.executable, "-c", IN_A_COPY], cwd=tmp_path, check=False,
+                                   env=negative._probe_env(tmp_path))
+    assert done.stdout.decode().split() == ["fast", *copied], done.stderr.decode()[-500:]
+    async with connect("catalog", env={"PYTHONPATH": str(tmp_path)}, cwd=tmp_path) as lab:
+        assert (await walk(lab)).names == copied
+    assert lab.launch_path == "cold"
+    async with connect("catalog") as lab:  # the next lab of this process: the course itself
         assert lab.launch_path == "fast" and (await walk(lab)).names == NAMES
 
 

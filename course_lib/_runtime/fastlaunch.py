@@ -1,35 +1,29 @@
-"""Fast launch of course servers: a pre-warmed parent forks a fresh server for every lab.
+"""Fast launch of course servers: one pre-warmed fork server per process forks each lab's server.
 
-A cold ``python -m course_lib.servers NAME`` spends 1.5–2 s importing the SDK before it can
-answer. Each process that starts labs (a kernel, a pytest worker) gets one fork server on its
-first ``connect`` to a course server: a child process that has imported the SDK and
-``course_lib`` once. For each lab the parent makes the stdin/stdout pipes itself and passes
-them, with the stderr log file, over a Unix socket (``socket.send_fds``). The fork server forks
-a child that becomes a session leader, takes the pipes as fds 0/1/2, the lab's explicit
-environment, working directory and argv, and runs ``course_lib.servers`` as ``__main__``,
-exactly what ``python -m course_lib.servers`` runs. So every lab talks to a real, separate,
-fresh process over real pipes; the server module itself is imported after the fork. The fork
-server writes the child's pid, and once it has reaped it, its exit status, to a status pipe
-per lab: the lab sees the same pid, return code and process group as with a cold launch.
+A cold ``python -m course_lib.servers NAME`` spends 1–2 s importing the SDK. On its first fast
+``spawn`` a process (a kernel, a pytest worker) starts a fork server that imports the SDK and
+``course_lib`` once. For each lab the parent makes the stdin/stdout pipes and a status pipe and
+passes them, with the stderr log file, over a Unix socket (``socket.send_fds``). The fork
+server forks a child that becomes a session leader, takes the pipes as fds 0/1/2, the lab's
+environment, working directory and argv, and runs ``course_lib.servers`` as ``__main__``
+(what ``python -m`` runs; server modules are imported after the fork). It writes the child's
+pid, and after reaping it the exit status, to the status pipe: pid, return code and process
+group are those of a cold start. It dies with its parent (end of file on the socket), killing
+what is left of its children.
 
-The fork server dies with its parent (end of file on the socket), and stops whatever children
-are left. If it dies early, labs it forked still close (their exit status is lost:
-``STATUS_LOST``) and it is started again once per process; a spawn that fails while it is alive
-is retried once, with a warning. Otherwise, and when the fast path is off
-(``COURSE_FAST_LAUNCH=0``), unavailable (no ``fork``), or the lab's environment changes what
-only an interpreter start applies (``PYTHON*`` but ``PYTHONPATH``, locale, the run tag), the
-server starts cold.
+Recovery: a spawn that fails while the fork server is alive is retried once, with one warning
+per process; a dead fork server is started again once per process (its labs still close; their
+exit status is ``STATUS_LOST``). Otherwise the server starts cold: fast path off
+(``COURSE_FAST_LAUNCH=0``), no ``fork``, or a lab environment that changes what only an
+interpreter start applies (``PYTHON*``, locale, the run tag).
 
-Not multiprocessing's forkserver: it would start with the kernel's environment (the leak
-check reads a forked server's environment as its fork server was started, which must carry
-the lab markers), and rebuild the parent's ``__main__``, working directory and ``sys.path`` in
-every child. Everything here is POSIX (Linux and macOS); the parent's pipe ends are waited on
-with anyio, so any anyio backend works.
-
-Forked labs of one process share the fork server's string-hash seed. That cannot matter: a
-cold start draws a random seed per launch, so no course server's output may depend on it (the
-strict notebook checks would see it), and a lab that wants a seed sets ``PYTHONHASHSEED``,
-which starts it cold.
+Portable: POSIX only (Linux, macOS), and the pipes are waited on through anyio (any backend).
+Not multiprocessing's forkserver: it starts with the kernel's environment (the leak check
+reads a forked server's environment as its fork server started, with the lab markers) and
+rebuilds the parent's ``__main__``, cwd and ``sys.path`` in every child. Forked labs of one
+process share one string-hash seed, which cannot matter: a cold start draws a new seed each
+time, so no course server output may depend on it (strict nbval would see it), and a lab that
+sets ``PYTHONHASHSEED`` starts cold.
 """
 from __future__ import annotations
 
@@ -45,7 +39,6 @@ import struct
 import subprocess
 import sys
 import threading
-import time
 import warnings
 
 import anyio
@@ -56,7 +49,6 @@ from course_lib.paths import ROOT
 
 SWITCH = "COURSE_FAST_LAUNCH"  # "0" turns the fast path off: every server starts cold
 READY_TIMEOUT = 30.0  # for a pid: the first lab waits for the fork server's own imports
-SHUTDOWN_GRACE = 1.0  # children get this long to exit by themselves when the fork server stops
 STATUS_LOST = -255  # return code of a lab whose fork server died before reporting one
 STARTS = 2  # fork servers per process: the first and one restart
 _BOOT = "import sys; from course_lib._runtime.fastlaunch import serve; serve(int(sys.argv[1]))"
@@ -67,19 +59,15 @@ def enabled() -> bool:
 
 
 def _fixed(env: dict[str, str]) -> dict[str, str]:
-    """What only an interpreter start applies. ``PYTHONPATH`` is not: a lab on another copy of
-    the course gets a child that forgets the pre-imported ``course_lib`` (``_use_course_copy``)."""
-    return {k: v for k, v in env.items() if k != "PYTHONPATH" and (
-        k.startswith(("PYTHON", "LC_")) or k in ("LANG", "COURSE_LAB_RUN", "COURSE_LAB_SERVER"))}
+    """What only an interpreter start applies (``PYTHONPATH``: which copy of the course)."""
+    return {k: v for k, v in env.items()
+            if k.startswith(("PYTHON", "LC_")) or k in ("LANG", "COURSE_LAB_RUN", "COURSE_LAB_SERVER")}
 
 
 class _Pipe(anyio.abc.ByteReceiveStream, anyio.abc.ByteSendStream):
-    """The parent's end of a lab's stdin or stdout pipe.
-
-    ``aclose`` (from whichever task) wakes a task waiting on the pipe and lets it finish before
-    the fd is closed: on asyncio, a waiter that cleans up after the number has been reused
-    would remove the next file's registration, and that file's waiter would never wake.
-    """
+    """The parent's end of a lab's stdin or stdout pipe. ``aclose`` (from any task) wakes a
+    task waiting on it and lets it finish before the fd is closed: on asyncio, a waiter cleaning
+    up after the number was reused would remove the next file's registration."""
 
     def __init__(self, fd: int):
         os.set_blocking(fd, False)
@@ -131,46 +119,32 @@ class _Pipe(anyio.abc.ByteReceiveStream, anyio.abc.ByteSendStream):
 
 
 class Forked:
-    """A lab's server forked by the fork server: pid, pipes, and its exit status when known."""
+    """A forked lab server: pipes, pid, and its exit status when the fork server reports it."""
 
     launch_path = "fast"
 
     def __init__(self, stdin: int, stdout: int, status: int):
+        self.stdin, self.stdout, self._status = _Pipe(stdin), _Pipe(stdout), status
         self.pid: int | None = None
-        self.stdin, self.stdout = _Pipe(stdin), _Pipe(stdout)
-        self._status: int | None = status
-        self._buffer = b""
         self._code: int | None = None
         os.set_blocking(status, False)
 
-    def _line(self) -> bytes | None:
-        """The next status line; b"" if the fork server is gone; None if none has come yet."""
-        while b"\n" not in self._buffer:
-            try:
-                chunk = os.read(self._status, 64)
-            except BlockingIOError:
-                return None
-            if not chunk:
-                return b""
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return line
-
-    async def _read_pid(self) -> bool:
-        while (line := self._line()) is None:
-            await anyio.wait_readable(self._status)
-        if line:
-            self.pid = int(line)
-        return self.pid is not None
+    def _next(self) -> int | bool | None:
+        """The next number on the status pipe (pid, then exit status), None if none yet, False
+        if the fork server is gone. Each is one 4-byte write, which a read never splits."""
+        try:
+            data = os.read(self._status, 4)
+        except BlockingIOError:
+            return None
+        return struct.unpack("i", data)[0] if len(data) == 4 else False
 
     @property
     def returncode(self) -> int | None:
         if self._code is None and self._status is not None:
-            line = self._line()
-            if line:
-                self._code = int(line)
-            elif line == b"" and not pid_alive(self.pid):
-                self._code = STATUS_LOST  # reaped by whoever adopted it
+            code = self._next()
+            if code is False:  # the fork server died: the child was adopted (and is reaped) elsewhere
+                code = None if pid_alive(self.pid) else STATUS_LOST
+            self._code = code
         return self._code
 
     def release(self) -> None:
@@ -180,28 +154,24 @@ class Forked:
 
 
 class _ForkServer:
-    """This process's fork server: it ends when this process closes it or dies."""
-
     def __init__(self, env: dict[str, str]):
         self.env, self.owner, self.lock = env, os.getpid(), threading.Lock()
         self.sock, theirs = socket.socketpair()
-        with theirs:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-c", _BOOT, str(theirs.fileno())], env=env, cwd=ROOT,
-                # Pipes, like a lab's, so that the children's sys.stdin/stdout suit them.
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                pass_fds=[theirs.fileno()], start_new_session=True)
+        with theirs:  # stdin/stdout are pipes, as a lab's are: the children's sys.stdin/stdout suit them
+            self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno())], env=env, cwd=ROOT,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                         pass_fds=[theirs.fileno()], start_new_session=True)
         self.proc.stdin.close()
         self.proc.stdout.close()
-        self.sock.settimeout(READY_TIMEOUT)  # a request never blocks forever on a stuck fork server
+        self.sock.settimeout(READY_TIMEOUT)  # a request never blocks for ever on a stuck fork server
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
     def close(self) -> None:
-        self.sock.close()  # end of file: the fork server stops its children and exits
+        self.sock.close()  # end of file: it kills what is left of its children and exits
         try:
-            self.proc.wait(timeout=SHUTDOWN_GRACE + 2.0)
+            self.proc.wait(timeout=5.0)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
@@ -211,25 +181,26 @@ class _ForkServer:
         (stdin_r, stdin_w), (stdout_r, stdout_w), (status_r, status_w) = os.pipe(), os.pipe(), os.pipe()
         forked = Forked(stdin_w, stdout_r, status_r)
         try:
-            with self.lock:  # one request at a time on the stream, whichever thread sends it
+            with self.lock:  # one request at a time on the socket, from whichever thread
                 socket.send_fds(self.sock, [struct.pack("!I", len(request))],
                                 [stdin_r, stdout_w, stderr.fileno(), status_w])
                 self.sock.sendall(request)
         except OSError:
-            pass  # gone: no pid will come
+            pass  # it is gone: no pid will come
         finally:
-            for fd in (stdin_r, stdout_w, status_w):  # the child's ends live in the fork server now
+            for fd in (stdin_r, stdout_w, status_w):  # the fork server holds its own copies now
                 os.close(fd)
         try:
             with anyio.move_on_after(READY_TIMEOUT):
-                if await forked._read_pid():
-                    return forked
+                while (pid := forked._next()) is None:
+                    await anyio.wait_readable(status_r)
+                forked.pid = pid or None
         finally:
             if forked.pid is None:  # closing our ends ends any child it forked meanwhile
                 await forked.stdin.aclose()
                 await forked.stdout.aclose()
                 forked.release()
-        return None
+        return forked if forked.pid else None
 
 
 def _encode(request: dict) -> bytes:
@@ -242,64 +213,47 @@ _warned = False
 _lock = threading.Lock()
 
 
-def _current(base_env: dict[str, str]) -> _ForkServer | None:
-    """This process's fork server, started on first use and once more if it died."""
-    global _server, _starts
-    with _lock:
-        if _server is not None and _server.owner != os.getpid():
-            _server, _starts = None, 0  # a forked copy of this process starts its own
-        if _server is not None and not _server.alive():
-            _server.close()
-            _server = None
-        if _server is None and _starts < STARTS:
-            _starts += 1
-            try:
-                _server = _ForkServer(base_env)
-            except OSError:
-                pass
-        return _server
-
-
 async def spawn(argv, env: dict[str, str], cwd, stderr, base_env: dict[str, str]) -> Forked | None:
-    """Fork a course server; None means "start it cold". ``base_env`` is what every lab's
-    environment shares: the fork server starts with it (and the leak check sees it)."""
-    global _warned
+    """Fork a course server; None means "start it cold". ``base_env``, what every lab's
+    environment shares, is the fork server's (and what the leak check sees of its children)."""
+    global _server, _starts, _warned
     if not enabled():
         return None
     for attempt in range(2):
-        server = _current(base_env)
+        with _lock:
+            if _server is not None and (_server.owner != os.getpid() or not _server.alive()):
+                _server = None  # dead (it is started again once), or the parent's if this is a forked copy
+            if _server is None and _starts < STARTS:
+                _starts += 1
+                try:
+                    _server = _ForkServer(base_env)
+                except OSError:
+                    pass
+            server = _server
         if server is None or _fixed(env) != _fixed(server.env):
             return None
         forked = await server.fork(argv, env, cwd, stderr)
         if forked is not None:
             return forked
         if not server.alive():
-            continue  # started again (once per process) for the retry
-        if attempt == 0:
-            if not _warned:
-                _warned = True
-                warnings.warn("fast launch: the fork server did not start a server; retrying once",
-                              RuntimeWarning, stacklevel=2)
-        else:  # failed twice while alive: replace it (once per process), or start cold from now on
-            _drop(server)
+            continue  # the retry starts it again (once per process)
+        if attempt == 1:  # failed twice while alive: replaced once per process, or cold from now on
+            with _lock:
+                _server = None if _server is server else _server
+            server.close()
+        elif not _warned:
+            _warned = True
+            warnings.warn("fast launch: the fork server did not start a server; retrying once", RuntimeWarning)
     return None
 
 
-def _drop(server: _ForkServer) -> None:
-    global _server
-    with _lock:
-        if _server is server:
-            _server = None
-    if server.owner == os.getpid():
-        server.close()
-
-
 def shutdown() -> None:
-    """Stop this process's fork server; the next lab starts one again."""
-    global _starts
-    server, _starts = _server, 0
-    if server is not None:
-        _drop(server)
+    """Stop this process's fork server; the next lab starts one again (and may restart it once)."""
+    global _server, _starts
+    with _lock:
+        server, _server, _starts = _server, None, 0
+    if server is not None and server.owner == os.getpid():
+        server.close()
 
 
 atexit.register(shutdown)
@@ -315,8 +269,8 @@ def running_pid() -> int | None:
 # The fork server (``python -c _BOOT FD``)
 
 def _warm() -> None:
-    """Import what every course server imports, and run one in-memory exchange per era, before
-    any fork. No course server module is imported: each runs its module code in its own lab."""
+    """Import what course servers import and run one in-memory exchange per era before any
+    fork. No course server module is imported: each runs its module code in its own lab."""
     import mcp_types as types
     from mcp import Client
     from mcp.server import Server
@@ -339,30 +293,14 @@ def _warm() -> None:
 def _receive(control: socket.socket) -> tuple[dict | None, list[int]] | None:
     """The next request and its four fds (request None if unreadable); None at end of file."""
     head, fds, _, _ = socket.recv_fds(control, 4, 4)
-    while head and len(head) < 4:
-        head += control.recv(4 - len(head))
+    head += control.recv(4 - len(head), socket.MSG_WAITALL) if 0 < len(head) < 4 else b""
     if len(head) < 4:
         return None
-    size, body = struct.unpack("!I", head)[0], b""
-    while len(body) < size and (chunk := control.recv(size - len(body))):
-        body += chunk
+    body = control.recv(struct.unpack("!I", head)[0], socket.MSG_WAITALL)
     try:
         return (json.loads(body) if len(fds) == 4 else None), fds
     except ValueError:
         return None, fds
-
-
-def _use_course_copy(warmed: str, wanted: str) -> None:
-    """Put a lab's other ``PYTHONPATH`` where the interpreter would, and forget every
-    ``course_lib`` module imported before the fork, so the server imports the copy's code. The
-    SDK stays: copies of the course share it, and it never imports ``course_lib``."""
-    import importlib
-
-    old = [p for p in warmed.split(os.pathsep) if p]
-    sys.path[1:] = [p for p in wanted.split(os.pathsep) if p] + [p for p in sys.path[1:] if p not in old]
-    for name in [n for n in sys.modules if n == "course_lib" or n.startswith("course_lib.")]:
-        del sys.modules[name]
-    importlib.invalidate_caches()
 
 
 def _become(request: dict, fds: list[int], closing: list[int]) -> None:
@@ -371,7 +309,7 @@ def _become(request: dict, fds: list[int], closing: list[int]) -> None:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        for fd in closing:  # the fork server's socket, wake-up pipe and other labs' status pipes
+        for fd in closing:  # the fork server's socket and wake-up pipe, other labs' status pipes
             os.close(fd)
         os.setsid()
         for target, fd in enumerate(fds[:3]):
@@ -379,12 +317,9 @@ def _become(request: dict, fds: list[int], closing: list[int]) -> None:
         for fd in fds:
             os.close(fd)
         os.chdir(request["cwd"])
-        warmed = os.environ.get("PYTHONPATH", "")
         os.environ.clear()
         os.environ.update(request["env"])
         sys.path[0] = os.getcwd()  # what ``python -m`` puts first
-        if os.environ.get("PYTHONPATH", "") != warmed:
-            _use_course_copy(warmed, os.environ.get("PYTHONPATH", ""))
         sys.argv = [request["argv"][0], *request["argv"][3:]]
     except BaseException:
         sys.excepthook(*sys.exc_info())  # lands in the lab's stderr log once fd 2 is moved
@@ -407,26 +342,17 @@ def serve(control_fd: int) -> None:
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: dict[int, int] = {}  # pid -> the lab's status pipe
-
-    def reap() -> None:
-        while children:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-            if pid == 0:
-                return
-            fd = children.pop(pid, None)
-            if fd is None:
-                continue
-            try:
-                os.write(fd, f"{os.waitstatus_to_exitcode(status)}\n".encode())
-            except OSError:
-                pass  # the lab is gone
-            os.close(fd)
-
     while True:
         ready = select.select([control, wake_r], [], [])[0]
         if wake_r in ready:
             os.read(wake_r, 4096)
-            reap()
+            while children and (reaped := os.waitpid(-1, os.WNOHANG))[0]:
+                fd = children.pop(reaped[0])
+                try:
+                    os.write(fd, struct.pack("i", os.waitstatus_to_exitcode(reaped[1])))
+                except OSError:
+                    pass  # the lab is gone
+                os.close(fd)
         if control not in ready:
             continue
         received = _receive(control)
@@ -441,20 +367,11 @@ def serve(control_fd: int) -> None:
             _become(request, fds, [control.detach(), wake_r, wake_w, *children.values()])
         if pid > 0:
             children[pid] = fds.pop()
-            os.write(children[pid], f"{pid}\n".encode())
+            os.write(children[pid], struct.pack("i", pid))
         for fd in fds:  # without a pid on its status pipe, the parent retries or starts cold
             os.close(fd)
-        reap()
-    # The parent is gone or done: what is left gets a moment to finish, then its group is killed.
-    deadline = time.monotonic() + SHUTDOWN_GRACE
-    while children and select.select([wake_r], [], [], max(0.0, deadline - time.monotonic()))[0]:
-        os.read(wake_r, 4096)
-        reap()
-    for pid in children:
+    for pid in children:  # the parent is gone or done: so is what is left of its labs
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    while children:
-        children.pop(os.waitpid(-1, 0)[0], None)
