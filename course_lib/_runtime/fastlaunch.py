@@ -28,6 +28,7 @@ sets ``PYTHONHASHSEED`` starts cold.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import json
 import os
@@ -217,12 +218,13 @@ async def spawn(argv, env: dict[str, str], cwd, stderr, base_env: dict[str, str]
     """Fork a course server; None means "start it cold". ``base_env``, what every lab's
     environment shares, is the fork server's (and what the leak check sees of its children)."""
     global _server, _starts, _warned
-    if not enabled():
+    if not enabled() or not os.path.isdir(cwd):  # a cold start reports a missing directory
         return None
     for attempt in range(2):
         with _lock:
             if _server is not None and (_server.owner != os.getpid() or not _server.alive()):
-                _server = None  # dead (it is started again once), or the parent's if this is a forked copy
+                _server.sock.close()  # dead (started again, once), or the parent's in a forked copy of it
+                _server = None
             if _server is None and _starts < STARTS:
                 _starts += 1
                 try:
@@ -348,10 +350,8 @@ def serve(control_fd: int) -> None:
             os.read(wake_r, 4096)
             while children and (reaped := os.waitpid(-1, os.WNOHANG))[0]:
                 fd = children.pop(reaped[0])
-                try:
+                with contextlib.suppress(OSError):  # the lab is gone
                     os.write(fd, struct.pack("i", os.waitstatus_to_exitcode(reaped[1])))
-                except OSError:
-                    pass  # the lab is gone
                 os.close(fd)
         if control not in ready:
             continue
@@ -367,11 +367,10 @@ def serve(control_fd: int) -> None:
             _become(request, fds, [control.detach(), wake_r, wake_w, *children.values()])
         if pid > 0:
             children[pid] = fds.pop()
-            os.write(children[pid], struct.pack("i", pid))
+            with contextlib.suppress(OSError):  # the lab gave up waiting: the child sees its pipes closed
+                os.write(children[pid], struct.pack("i", pid))
         for fd in fds:  # without a pid on its status pipe, the parent retries or starts cold
             os.close(fd)
     for pid in children:  # the parent is gone or done: so is what is left of its labs
-        try:
+        with contextlib.suppress(OSError):
             os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
