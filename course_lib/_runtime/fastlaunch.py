@@ -1,29 +1,29 @@
 """Fast launch of course servers: one pre-warmed fork server per process forks each lab's server.
 
-A cold ``python -m course_lib.servers NAME`` spends 1–2 s importing the SDK. On its first fast
-``spawn`` a process (a kernel, a pytest worker) starts a fork server that imports the SDK and
-``course_lib`` once. For each lab the parent makes the stdin/stdout pipes and a status pipe and
-passes them, with the stderr log file, over a Unix socket (``socket.send_fds``). The fork
-server forks a child that becomes a session leader, takes the pipes as fds 0/1/2, the lab's
-environment, working directory and argv, and runs ``course_lib.servers`` as ``__main__``
-(what ``python -m`` runs; server modules are imported after the fork). It writes the child's
-pid, and after reaping it the exit status, to the status pipe: pid, return code and process
-group are those of a cold start. It dies with its parent (end of file on the socket), killing
-what is left of its children.
+A cold ``python -m course_lib.servers NAME`` spends a second or more importing the SDK. A process
+that starts labs (a kernel, a pytest worker) starts, on its first fast ``spawn``, a fork server
+that has imported the SDK and ``course_lib``. Per lab, the parent makes the stdin, stdout and
+status pipes and passes them with the stderr log over a Unix socket (``socket.send_fds``). The
+fork server forks a child that becomes a session leader, takes them as fds 0/1/2, the lab's
+environment, cwd and argv, and runs ``course_lib.servers`` as ``__main__`` (what ``python -m``
+runs; server modules are imported after the fork). It writes the child's pid, and after reaping
+it its exit status, to the status pipe, so pid, return code and process group are those of a
+cold start. It dies with its parent (end of file on the socket) and kills what is left of its
+children.
 
-Recovery: a spawn that fails while the fork server is alive is retried once, with one warning
-per process; a dead fork server is started again once per process (its labs still close; their
-exit status is ``STATUS_LOST``). Otherwise the server starts cold: fast path off
-(``COURSE_FAST_LAUNCH=0``), no ``fork``, or a lab environment that changes what only an
-interpreter start applies (``PYTHON*``, locale, the run tag).
+A spawn that fails while the fork server is alive is retried once, with one warning per
+process; a dead fork server is started again once per process (labs it forked still close,
+with return code ``STATUS_LOST``). Otherwise a server starts cold: when ``COURSE_FAST_LAUNCH=0``,
+without ``fork``, or when the lab's environment changes what only an interpreter start applies
+(``PYTHON*`` including which copy of the course, locale, the run tag).
 
-Portable: POSIX only (Linux, macOS), and the pipes are waited on through anyio (any backend).
-Not multiprocessing's forkserver: it starts with the kernel's environment (the leak check
-reads a forked server's environment as its fork server started, with the lab markers) and
+POSIX only (Linux, macOS); the pipes are waited on through anyio, so any backend works. Not
+multiprocessing's forkserver: it starts with the kernel's environment (the leak check reads a
+forked server's environment as its fork server started, so that must carry the lab markers) and
 rebuilds the parent's ``__main__``, cwd and ``sys.path`` in every child. Forked labs of one
-process share one string-hash seed, which cannot matter: a cold start draws a new seed each
-time, so no course server output may depend on it (strict nbval would see it), and a lab that
-sets ``PYTHONHASHSEED`` starts cold.
+process share a string-hash seed, which cannot matter: a cold start draws a new seed each time,
+so no course server output may depend on it (strict nbval would see it), and a lab that sets
+``PYTHONHASHSEED`` starts cold.
 """
 from __future__ import annotations
 
@@ -55,12 +55,8 @@ STARTS = 2  # fork servers per process: the first and one restart
 _BOOT = "import sys; from course_lib._runtime.fastlaunch import serve; serve(int(sys.argv[1]))"
 
 
-def enabled() -> bool:
-    return os.environ.get(SWITCH, "1") != "0" and hasattr(os, "fork") and hasattr(socket, "send_fds")
-
-
 def _fixed(env: dict[str, str]) -> dict[str, str]:
-    """What only an interpreter start applies (``PYTHONPATH``: which copy of the course)."""
+    """What only an interpreter start applies."""
     return {k: v for k, v in env.items()
             if k.startswith(("PYTHON", "LC_")) or k in ("LANG", "COURSE_LAB_RUN", "COURSE_LAB_SERVER")}
 
@@ -218,8 +214,10 @@ async def spawn(argv, env: dict[str, str], cwd, stderr, base_env: dict[str, str]
     """Fork a course server; None means "start it cold". ``base_env``, what every lab's
     environment shares, is the fork server's (and what the leak check sees of its children)."""
     global _server, _starts, _warned
-    if not enabled() or not os.path.isdir(cwd):  # a cold start reports a missing directory
+    if os.environ.get(SWITCH) == "0" or not (hasattr(os, "fork") and hasattr(socket, "send_fds")):
         return None
+    if not os.path.isdir(cwd):
+        return None  # a cold start reports it
     for attempt in range(2):
         with _lock:
             if _server is not None and (_server.owner != os.getpid() or not _server.alive()):
