@@ -5,11 +5,11 @@ Each case runs a tiny pytest in a subprocess with only the course plugin loaded 
 run tag; the processes it leaks are recorded by pid and stopped here by pid.
 """
 import os
-import select
-import signal
 import subprocess
 import sys
 import textwrap
+
+import psutil
 
 from course_lib.labs import pid_alive
 from course_lib.paths import ROOT
@@ -69,21 +69,15 @@ def run_inner(tmp_path, leak: str) -> tuple[subprocess.CompletedProcess, list[in
 
 
 def stop(pids: list[int]) -> None:
-    """SIGKILL each pid and wait until it has exited (its pidfd becomes readable then)."""
+    """SIGKILL each pid and wait until it has exited (the timeout only bounds a failure)."""
+    procs = []
     for pid in pids:
         try:
-            handle = os.pidfd_open(pid)
-        except ProcessLookupError:
-            continue  # already gone
-        try:
-            signal.pidfd_send_signal(handle, signal.SIGKILL)
-            select.select([handle], [], [], 60)  # the timeout only bounds a failure
-        finally:
-            os.close(handle)
-        try:
-            os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass  # not our child: its parent (or init) reaps it
+            procs.append(psutil.Process(pid))
+            procs[-1].kill()
+        except psutil.NoSuchProcess:
+            pass  # already gone
+    psutil.wait_procs(procs, timeout=60)  # reaps our own children, waits for the others
 
 
 def test_a_leaking_run_fails_and_names_child_and_grandchild(tmp_path):

@@ -4,7 +4,7 @@ What every way of talking to a server shares: the explicit environment a server 
 command line of a course server, ``spawn`` (the fork server for course servers when allowed,
 else a fresh interpreter), ``launch`` (how every lab starts its server: ``spawn`` with the lab
 directory's environment and stderr log), ``ServerProcess`` (pipes, pid, exit status, a group-wide stop),
-``run_as_process`` (how a server or any fork-server child leaves) and ``without_package_init``.
+``run_as_process`` (how a server leaves, however it was started), ``pid_alive`` and ``without_package_init``.
 Nothing here imports the MCP SDK, so a process that only replays recorded lines (the envelope
 controls) starts in a fraction of the time.
 """
@@ -13,13 +13,15 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import tempfile
 from pathlib import Path
 from typing import Sequence
 
 import anyio
 import anyio.abc
-import psutil
 
+from course_lib._runtime import fastlaunch
+from course_lib._runtime.portable import pid_alive  # noqa: F401  (labs and proctree import it from here)
 from course_lib.errors import LaunchError
 from course_lib.paths import ROOT
 
@@ -35,25 +37,15 @@ STDERR_LOG = "stderr.log"
 _INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "COURSE_LAB_RUN")
 
 
-def pid_alive(pid: int | None) -> bool:
-    """Whether a process with this pid still runs (a zombie awaiting its reaper counts as gone)."""
-    if pid is None:
-        return False
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:  # gone (psutil's ZombieProcess is one too)
-        return False
-    except psutil.AccessDenied:  # exists, but its state is not ours to read
-        return True
-
-
 class ServerProcess:
-    """A started server process: pipes, pid, exit status, and a group-wide stop."""
+    """A started server process: pipes, pid, exit status, and a group-wide stop.
 
-    launch_path = "cold"  # a fresh interpreter; forkserver._ForkedProcess is the "fast" one
+    ``proc`` is an anyio process (``launch_path`` "cold": a fresh interpreter) or a
+    ``fastlaunch.Forked`` ("fast": forked by the fork server)."""
 
-    def __init__(self, proc: anyio.abc.Process):
+    def __init__(self, proc: anyio.abc.Process | fastlaunch.Forked):
         self._proc = proc
+        self.launch_path = getattr(proc, "launch_path", "cold")
         self.pid = proc.pid
         self.stdin = proc.stdin
         self.stdout = proc.stdout
@@ -97,6 +89,9 @@ class ServerProcess:
             self._release()
 
     def _release(self) -> None:
+        if isinstance(self._proc, fastlaunch.Forked):
+            self._proc.release()
+            return
         transport = getattr(getattr(self._proc, "_process", None), "_transport", None)
         if transport is not None:
             transport.close()
@@ -105,11 +100,11 @@ class ServerProcess:
 async def spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr, *, fast: bool = False) -> ServerProcess:
     """Start ``argv``; ``fast`` (course servers only) tries the fork server first."""
     if fast:
-        from course_lib._runtime import fastlaunch as forkserver  # noqa: PLC0415 (imports this module)
-
-        process = await forkserver.spawn(argv, env, cwd, stderr)
-        if process is not None:
-            return process
+        base = server_env(Path(tempfile.gettempdir()))
+        del base["COURSE_LAB_DIR"]  # what every lab's environment shares
+        forked = await fastlaunch.spawn(argv, env, cwd, stderr, base)
+        if forked is not None:
+            return ServerProcess(forked)
     try:
         proc = await anyio.open_process(list(argv), stdin=-1, stdout=-1, stderr=stderr,
                                         env=env, cwd=str(cwd), start_new_session=True)

@@ -46,7 +46,6 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_lib._runtime import fastlaunch as forkserver
 from course_lib.errors import CheckFailed, CourseError
 from course_lib.paths import ROOT
 
@@ -189,17 +188,11 @@ def run_probe(probe: str, root: Path, *, timeout: float = PROBE_TIMEOUT) -> dict
     report_path.unlink(missing_ok=True)
     argv, env = [sys.executable, "-c", _BOOTSTRAP, probe, str(report_path)], _probe_env(root)
     with open(os.devnull, "rb") as nothing, tempfile.TemporaryFile() as output:
-        # In a test run, forked from the run's warm fork server (the copy's course_lib is
-        # imported after the fork); otherwise, or if that is not possible, a fresh interpreter.
-        forked = forkserver.fork(argv, env, root, [nothing.fileno(), output.fileno(), output.fileno()])
-        if forked is not None:
-            returncode = forkserver.wait(forked, timeout)
-        else:
-            try:
-                returncode = subprocess.run(argv, cwd=root, env=env, stdin=nothing, stdout=output,
-                                            stderr=subprocess.STDOUT, timeout=timeout).returncode
-            except subprocess.TimeoutExpired:
-                returncode = None
+        try:
+            returncode = subprocess.run(argv, cwd=root, env=env, stdin=nothing, stdout=output,
+                                        stderr=subprocess.STDOUT, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            returncode = None
         if returncode is None:
             return {"status": "timeout", "detail": f"probe ran past {timeout:g} s"}
         output.seek(0)

@@ -1,7 +1,9 @@
 """Speed figures of the course, measured side by side in one run: ``python -m course_lib.tooling.bench``.
 
 1. launch: spawn → first response of a course server, cold (a fresh interpreter) against fast
-   (forked by the pre-warmed fork server), interleaved, median of N each, and their ratio;
+   (forked by this process's pre-warmed fork server), interleaved, median of N each, and their
+   ratio; the fast path covers course servers only (kernels and negative-control probes start
+   as fresh interpreters);
 2. close: leaving a lab block with a well-behaved server, until the process is reaped;
 3. walk: ``course_lib.walk`` against a bare loop of SDK ``list_tools`` calls on the catalog
    server's ``large`` mode (10,000 tools on 1,000 pages), interleaved in one lab;
@@ -57,6 +59,8 @@ async def launch_once(fast: bool) -> tuple[float, float, str]:
 
 async def bench_launch(runs: int) -> None:
     print(f"== launch: spawn -> first response (catalog server, legacy era), {runs} runs each, interleaved")
+    print("   fast path: course servers only, forked by one pre-warmed fork server per process;"
+          " kernels and negative-control probes start as fresh interpreters")
     started = time.perf_counter()
     await launch_once(fast=True)  # starts the fork server once for this process
     print(f"   fork server start + first fast lab: {fmt(time.perf_counter() - started)}   ({load()})")

@@ -1,8 +1,6 @@
 """pytest plugin of the course (loaded from pyproject's addopts).
 
 * points nbval at the course's single sanitizer file, wherever pytest is started from;
-* in a run with workers, starts the one fork server they and their kernels share, and has
-  nbval start the notebooks' kernels through it (forked, already warm);
 * fails the run if any course server process (or fork server) is still alive at the end (leak check).
 """
 from __future__ import annotations
@@ -26,19 +24,6 @@ def pytest_configure(config):
         config.option.nbval_sanitize_with = str(SANITIZER)
     # Every server started in this run (from tests or notebook kernels) inherits this tag.
     os.environ.setdefault(RUN_VAR, secrets.token_hex(8))
-    if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
-        # A run with workers warms one fork server for all of them and their kernels, now,
-        # while the workers start (instead of one per worker and per kernel, each on first use).
-        from course_lib._runtime import fastlaunch as forkserver
-
-        forkserver.share()
-    if getattr(config.option, "nbval_current_env", False):
-        from course_lib._runtime.fastlaunch import forked_kernels
-
-        name = forked_kernels()
-        if name is not None:  # the run's kernels start forked from its warm fork server
-            config.option.nbval_current_env = False
-            config.option.nbval_kernel_name = name
 
 
 def surviving_servers(tag: str | None = None) -> list[tuple[int, str]]:
