@@ -4,7 +4,7 @@ What every way of talking to a server shares: the explicit environment a server 
 command line of a course server, ``spawn`` (the fork server for course servers when allowed,
 else a fresh interpreter), ``launch`` (how every lab starts its server: ``spawn`` with the lab
 directory's environment and stderr log), ``ServerProcess`` (pipes, pid, exit status, a group-wide stop),
-``run_as_process`` (how a server leaves, however it was started), ``pid_alive`` and ``without_package_init``.
+``run_as_process`` (how a server leaves, however it was started) and ``pid_alive``.
 Nothing here imports the MCP SDK, so a process that only replays recorded lines (the envelope
 controls) starts in a fraction of the time.
 """
@@ -187,12 +187,3 @@ def _flush() -> None:
         except (OSError, ValueError, AttributeError):
             pass
 
-
-def without_package_init(module: str, function: str) -> str:
-    """``python -c`` code that runs ``course_lib.MODULE.FUNCTION(sys.argv[2:])`` and exits with its
-    result, given the ``course_lib`` directory as ``sys.argv[1]``, without running the package's
-    ``__init__`` (which imports the SDK for ``connect``): such a process starts in a fraction of
-    the time."""
-    return ("import sys, types; package = types.ModuleType('course_lib'); package.__path__ = [sys.argv[1]]; "
-            f"sys.modules['course_lib'] = package; from course_lib.{module} import {function}; "
-            f"sys.exit({function}(sys.argv[2:]))")

@@ -21,7 +21,7 @@ from pathlib import Path
 import anyio
 
 from course_lib.errors import CheckFailed, CourseError
-from course_lib._runtime.process import server_env, without_package_init
+from course_lib._runtime.process import server_env
 from course_lib.paths import ROOT, fixture
 from course_lib.line_client import CHECKS, LineClient, asserts_active, check_reply, python_argv
 from course_lib.protocol import INTERNAL_ERROR, LEGACY, LEGACY_VERSION
@@ -205,7 +205,7 @@ async def run_controls(recorded: dict, cases: list[str], *, modes=MODES, checker
         try:
             for case in cases:
                 (directory / f"{case}.json").write_text(json.dumps(damaged(recorded, case)), encoding="utf-8")
-            argv = python_argv("-c", _REPLAY, str(ROOT / "course_lib"), "replay", str(directory), *checkers,
+            argv = python_argv("-m", "course_lib.chapters.envelope_controls", "replay", str(directory), *checkers,
                                optimize=mode == "-O")
             env = server_env(directory)
             with anyio.fail_after(timeout):
@@ -225,11 +225,6 @@ async def run_controls(recorded: dict, cases: list[str], *, modes=MODES, checker
     order = {case: i for i, case in enumerate(cases)}
     runs.sort(key=lambda r: (CHECKERS.index(r.checker), order[r.case], MODES.index(r.mode)))
     return runs
-
-
-# ``python -m course_lib.chapters.envelope_controls replay ...`` without the package's ``__init__``: a replay needs
-# none of the SDK.
-_REPLAY = without_package_init("chapters.envelope_controls", "main")
 
 
 def main(argv: list[str]) -> int:
