@@ -10,13 +10,11 @@ import json
 import pytest
 from mcp import MCPError
 
-from course_lib import servers
-from course_lib.errors import CatalogError, CourseError
-from course_lib.labs import connect
+from course_lib import CatalogError, connect, servers, walk
+from course_lib.errors import CourseError
 from course_lib.paths import fixture
 from course_lib.protocol import BOTH_ERAS, CONNECTION_CLOSED, METHOD_NOT_FOUND
 from course_lib.scenarios import gather
-from course_lib.walker import walk
 
 pytestmark = pytest.mark.anyio
 
@@ -103,7 +101,7 @@ async def run(server: str, label: str, era: str) -> list[str]:
                     walked = describe(exc) if kind == "tools" else walked
             tools = listed_tools(lab.wire)
             names = list(tools)
-            for name in names[::spec.get("call_every", 1)] + names[-1:]:
+            for name in dict.fromkeys(names[::spec.get("call_every", 1)] + names[-1:]):
                 answers[name] = await answer(lab, name, tools[name])
     except CourseError as exc:
         walked = describe(exc)
