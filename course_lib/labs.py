@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, AsyncIterator, Sequence
 
@@ -45,7 +46,19 @@ class Frame:
     index: int
     direction: str
     raw: str
-    message: dict | None  # the parsed JSON object, or None when the line was not a JSON object
+
+    @cached_property
+    def message(self) -> dict | None:
+        """The parsed JSON object, or None when the line was not a JSON object.
+
+        Parsed when first read: a long transcript then holds its lines as plain strings, which
+        the garbage collector never has to walk.
+        """
+        try:
+            message = json.loads(self.raw)
+        except ValueError:
+            return None
+        return message if isinstance(message, dict) else None
 
     @property
     def method(self) -> str | None:
@@ -76,13 +89,7 @@ class Wire:
     frames: list[Frame] = field(default_factory=list)
 
     def record(self, direction: str, raw: str) -> Frame:
-        try:
-            message = json.loads(raw)
-        except ValueError:
-            message = None
-        if not isinstance(message, dict):
-            message = None
-        frame = Frame(len(self.frames), direction, raw, message)
+        frame = Frame(len(self.frames), direction, raw)
         self.frames.append(frame)
         return frame
 
@@ -189,11 +196,11 @@ async def _tap(lab: Lab, process: ServerProcess) -> AsyncIterator[tuple]:
         lab.violation = ProtocolViolation(reason, f"{message}: {shown!r}", line=line)
 
     async def deliver(line: str) -> None:
-        frame = lab.wire.record("←", line)
+        lab.wire.record("←", line)
         if not lab._answered:
             lab._first_answer()
         item = None
-        if frame.message is None and not line.lstrip().startswith(("{", "[")):
+        if not line.lstrip().startswith(("{", "[")):  # a JSON object or batch starts so
             lab.noise.append(line)  # a log line, not a frame: kept, never delivered
             if lab.noise_policy == "fail":
                 violation("stdout_noise", "the server wrote a line that is not JSON-RPC to stdout", line)

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import anyio
+import mcp_types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
@@ -53,8 +54,18 @@ class Audit:
             tmp.replace(self.path)
 
 
+async def _no_templates(ctx, params) -> types.ListResourceTemplatesResult:
+    return types.ListResourceTemplatesResult(resource_templates=[])
+
+
 def serve(server: Server, *, audit: Audit | None = None) -> int:
-    """Serve ``server`` on stdin/stdout until stdin closes (both protocol eras)."""
+    """Serve ``server`` on stdin/stdout until stdin closes (both protocol eras).
+
+    A server that lists resources but has no URI templates still answers
+    ``resources/templates/list`` (with an empty list), as a client walking resources expects.
+    """
+    if server.get_request_handler("resources/list") and not server.get_request_handler("resources/templates/list"):
+        server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, _no_templates)
 
     async def main() -> None:
         async with stdio_server() as (read, write):

@@ -18,6 +18,9 @@ away from stdout), served by a small raw newline-JSON-RPC loop written without t
 * ``snake-cursor``   -- page 1 sends ``next_cursor`` (snake_case) instead of ``nextCursor``;
 * ``spawn-and-exit`` -- asked for page 2, starts a helper that keeps the stdout pipe open and
   exits (the SDK's loop keeps the real stdout to itself, so a helper could not inherit it).
+
+In every mode each tool it lists answers ``tools/call`` with one line naming itself: the
+misbehaviour is in the listing and the process, never in the tools.
 """
 from __future__ import annotations
 
@@ -30,20 +33,31 @@ import time
 
 import anyio
 import mcp_types as types
+from mcp import MCPError
 from mcp.server import Server
 
-from course_lib.protocol import LEGACY_VERSION, META_PROTOCOL_VERSION, METHOD_NOT_FOUND
+from course_lib.protocol import INVALID_PARAMS, LEGACY_VERSION, META_PROTOCOL_VERSION, METHOD_NOT_FOUND
 from course_lib.servers._base import lab_file, parser, serve
 
 SDK_MODES = ("crash", "hang", "grandchild", "ignore-term")
 RAW_MODES = ("noise", "bad-frame", "huge-page", "bad-tool", "snake-cursor", "spawn-and-exit")
 MODES = SDK_MODES + RAW_MODES
 PAGES = (("alpha",), (), ("beta", "gamma"))
+NAMES = frozenset(name for page in PAGES for name in page)
 CURSORS = (None, "page-2", "page-3")  # fixed: these servers are about the process, not the cursor
 HUGE_PAGE = 100_000
 INPUT_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
 MODERN_FIELDS = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
 HELPER = "import time; time.sleep(600)"  # a helper that would outlive everything if left alone
+
+
+def answer(name: str) -> dict:
+    """The ``tools/call`` result of a listed tool, as the wire carries it."""
+    return {"content": [{"type": "text", "text": f"hostile:{name}"}]}
+
+
+def unknown_tool(name) -> str:
+    return f"Unknown tool: {name}"
 
 
 def page_index(cursor: str | None) -> int:
@@ -83,7 +97,12 @@ def build(mode: str) -> Server:
             await anyio.sleep_forever()
         return types.ListToolsResult.model_validate(page_json(index), by_name=False)
 
-    return Server("course-hostile", version="1.0", on_list_tools=on_list_tools)
+    async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in NAMES:
+            raise MCPError(INVALID_PARAMS, unknown_tool(params.name))
+        return types.CallToolResult.model_validate(answer(params.name))
+
+    return Server("course-hostile", version="1.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 
 
 def serve_sdk(mode: str) -> int:
@@ -123,7 +142,9 @@ def raw_result(mode: str, index: int) -> dict | str:
 
 def serve_raw(mode: str) -> int:
     # Built before the first request, so that the request budget measures the client, not this.
-    huge = json.dumps(huge_page()) if mode == "huge-page" else None
+    page = huge_page() if mode == "huge-page" else None
+    huge = json.dumps(page) if page is not None else None
+    listed = {tool["name"] for tool in page["tools"]} if page is not None else NAMES
     ready = lab_file("ready")
     if ready is not None:
         ready.touch()  # what _base.serve() tells connect(): about to serve
@@ -140,6 +161,7 @@ def serve_raw(mode: str) -> int:
             continue  # notifications need no answer
         method, params = message.get("method"), message.get("params") or {}
         reply: dict | str
+        modern = META_PROTOCOL_VERSION in (params.get("_meta") or {})
         if method == "initialize":
             reply = {"protocolVersion": params.get("protocolVersion", LEGACY_VERSION),
                      "capabilities": {"tools": {}}, "serverInfo": {"name": "course-hostile-raw", "version": "1.0"}}
@@ -153,11 +175,16 @@ def serve_raw(mode: str) -> int:
             if mode == "noise":
                 _write(f"hostile: serving page {index + 1}")
             reply = raw_result(mode, index)
-            if isinstance(reply, dict) and META_PROTOCOL_VERSION in (params.get("_meta") or {}):
+            if isinstance(reply, dict) and modern:
                 reply.update(MODERN_FIELDS)  # a 2026-07-28 result must carry these
+        elif method == "tools/call" and params.get("name") in listed:
+            reply = answer(params["name"])
+            if modern:
+                reply["resultType"] = "complete"
         else:
-            _write(json.dumps({"jsonrpc": "2.0", "id": message["id"],
-                               "error": {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}}))
+            error = ({"code": INVALID_PARAMS, "message": unknown_tool(params.get("name"))} if method == "tools/call"
+                     else {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"})
+            _write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}))
             continue
         if huge is not None and method == "tools/list":
             _write(f'{{"jsonrpc": "2.0", "id": {json.dumps(message["id"])}, "result": {huge}}}')

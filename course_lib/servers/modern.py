@@ -5,7 +5,8 @@ A mode selects one decision each:
 * ``modern``      — working tools (echo, boom, provision, forever), ``request_state`` sent in clear;
 * ``sealed``      — the same tools, but ``request_state`` carries an HMAC the server verifies;
 * ``legacy-only`` — a server that only knows the handshake: ``server/discover`` answers -32601;
-* ``catalog``     — a two-page catalog that a ``bump`` tool replaces; cursors survive the change;
+* ``catalog``     — a two-page catalog that a ``bump`` tool replaces; cursors survive the change
+  (every catalog entry answers a call with one line naming itself);
 * ``versioned``   — the same catalog, but cursors name the catalog version and expire with it;
 * ``public``      — the catalog, labelled ``cacheScope: "public"`` although it is per principal;
 * ``drifting``    — ``versioned``, and the catalog changes once, right after page 1 is first served
@@ -35,11 +36,13 @@ from course_lib.servers._base import lab_file, parser, serve
 
 MODES = ("modern", "sealed", "legacy-only", "catalog", "versioned", "public", "drifting", "churning")
 VERSIONED = ("versioned", "drifting", "churning")
+CATALOG_MODES = ("catalog", "public", *VERSIONED)
 TTL_MS = 60_000
 OBJECT = {"type": "object"}
 
 # The catalog of the cache labs: version -> pages. "bump" (always callable) moves to version 2.
 CATALOG = {1: (("alpha", "beta"), ("gamma",)), 2: (("delta", "epsilon"), ("zeta",))}
+CATALOG_ENTRIES = {name: version for version, pages in CATALOG.items() for page in pages for name in page}
 WORKING_TOOLS = {
     "echo": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
     "boom": OBJECT,
@@ -118,7 +121,7 @@ class Modern:
 
     # -- listing ---------------------------------------------------------------------------
     def pages(self) -> tuple[tuple[str, ...], ...]:
-        if self.mode in ("catalog", "public", *VERSIONED):
+        if self.mode in CATALOG_MODES:
             first, *rest = CATALOG[self.version]
             return (tuple(first) + ("bump",), *rest)
         return (tuple(WORKING_TOOLS),)
@@ -168,6 +171,9 @@ class Modern:
         if name == "forever":
             return types.InputRequiredResult(input_requests={"again": elicit("Confirm once more?", CONFIRM_SCHEMA)},
                                              request_state=self.codec.dump({"step": "again"}, "forever"))
+        if self.mode in CATALOG_MODES and name in CATALOG_ENTRIES:
+            # Any version's entries: a walk can list a tool of the catalog that was just replaced.
+            return text(f"{name}: entry of catalog version {CATALOG_ENTRIES[name]}")
         if self.principal and name == f"{self.principal}_inbox":
             return text(f"inbox of {self.principal}")
         raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}")

@@ -31,6 +31,9 @@ from course_lib.labs import connect
 from course_lib.paths import ROOT
 
 
+PARTS = ("launch", "walk", "suite")
+
+
 def load() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cpus"
@@ -151,12 +154,15 @@ def timed_run(argv: list[str], env: dict[str, str]) -> tuple[subprocess.Complete
 
 async def main(args: argparse.Namespace) -> None:
     print(f"course_lib.tooling.bench   python {sys.version.split()[0]}   ({load()})")
-    await bench_launch(args.runs)
-    await bench_walk(args.rounds)
+    parts = PARTS if args.only is None else (args.only,)
+    if "launch" in parts:
+        await bench_launch(args.runs)
+    if "walk" in parts:
+        await bench_walk(args.rounds)
     forkserver.shutdown()
-    if args.suite:
+    if "suite" in parts and args.suite:
         bench_suite(cold=False)
-    if args.cold_suite:
+    if "suite" in parts and args.cold_suite:
         bench_suite(cold=True)
 
 
@@ -165,6 +171,7 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=7, help="launches of each kind (default 7)")
     parser.add_argument("--rounds", type=int, default=4, help="walker/bare pairs (default 4)")
     parser.add_argument("--no-suite", dest="suite", action="store_false", help="skip the suite timing")
+    parser.add_argument("--only", choices=PARTS, help="run one part: launch (with close), walk or suite")
     parser.add_argument("--cold-suite", action="store_true",
                         help="also time the suite with every server started cold (proves the outputs match)")
     anyio.run(main, parser.parse_args())
