@@ -48,7 +48,7 @@ def pid_alive(pid: int | None) -> bool:
         return True
 
 
-def group_alive(pgid: int) -> bool:
+def _group_alive(pgid: int) -> bool:
     """Whether a live (non-zombie) process is still in process group ``pgid``."""
     try:
         os.killpg(pgid, 0)
@@ -118,7 +118,7 @@ class ServerProcess:
             # the sweep looks: the sweep reports only what the group kill could not reach.
             self.signal_group(signal.SIGKILL)
             with anyio.move_on_after(TERM_GRACE):
-                while group_alive(self.pid):
+                while _group_alive(self.pid):
                     await anyio.sleep(_POLL)
             try:
                 await self.stdout.aclose()

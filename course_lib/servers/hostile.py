@@ -10,8 +10,8 @@ the protocol):
 * ``helper-ignores-term`` -- the same, with a helper that ignores SIGTERM;
 * ``ignore-term``    -- ignores SIGTERM and keeps running after its stdin closes.
 
-A helper has set itself up (left the group, ignored SIGTERM) and its pid is in the lab file
-``helper.pid`` before the server serves. ``--http`` serves these modes on Streamable HTTP at
+A helper has set itself up (its own session, SIGTERM ignored, as its mode says) and its pid is
+in the lab file ``helper.pid`` before the server serves. ``--http`` serves these modes on Streamable HTTP at
 127.0.0.1 instead of stdio, as ``modern`` does.
 
 Modes the SDK refuses to play (it always writes valid, camelCase frames and diverts prints
@@ -111,7 +111,7 @@ def serve_sdk(mode: str, http: bool = False) -> int:
     if mode == "ignore-term":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if http:
-        from course_lib.servers.modern import serve_http  # noqa: PLC0415 (uvicorn is only needed here)
+        from course_lib.servers.modern import serve_http  # noqa: PLC0415 (only an HTTP lab needs it)
 
         serve_http(build(mode))
     else:
