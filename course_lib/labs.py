@@ -23,7 +23,6 @@ import mcp_types as types
 from mcp import Client, MCPError
 from mcp.shared.message import SessionMessage
 
-from course_lib._runtime import proctree
 from course_lib.errors import CourseError, LabTimeout, LaunchError, ProtocolViolation, ServerCrashed, unwrap
 from course_lib.protocol import ERAS
 from course_lib._runtime.process import (EXIT_GRACE, STDERR_LOG, TERM_GRACE, _POLL, ServerProcess,  # noqa: F401
@@ -388,9 +387,7 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
             raise translated from None
     finally:
         if process is not None:
-            await process.stop()
+            lab.swept = list(await process.stop())
             lab.returncode = process.returncode
-            with anyio.CancelScope(shield=True):
-                lab.swept = await proctree.sweep(process.pid, workdir, spare=frozenset({process.pid}))
         lab._keep_files()
         shutil.rmtree(workdir, ignore_errors=True)

@@ -23,7 +23,8 @@ Python with ``-O`` removes ``assert`` statements, and these checks must survive 
 
 It is a sequential fixture client, not a general MCP client: no batches, no server-initiated
 messages, integer ids only. The process is started with the same primitives as
-``course_lib.connect`` (explicit environment, own process group, group-wide stop).
+``course_lib.connect`` (explicit environment, own process group, and the same stop: the group,
+then a sweep of whatever left it, in ``swept``).
 """
 from __future__ import annotations
 
@@ -134,6 +135,7 @@ class LineClient:
     exchanges: list[Exchange] = field(default_factory=list)
     replies_checked: int = 0
     exit: ExitReport | None = None
+    swept: list[int] = field(default_factory=list)  # leftover processes of the server killed at the end
     fast: bool = False  # a course server's argv: may be forked by the fork server (``for_server``)
 
     def __post_init__(self):
@@ -151,6 +153,11 @@ class LineClient:
     @property
     def started(self) -> bool:
         return self._process is not None
+
+    @property
+    def pid(self) -> int | None:
+        """The server's pid, once started."""
+        return None if self._process is None else self._process.pid
 
     async def __aenter__(self) -> "LineClient":
         check_sdk(self.sdk)  # before any process exists
@@ -253,7 +260,7 @@ class LineClient:
                             tail += await self._stdout.receive()
                     except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
                         pass
-            await process.stop()  # reaps, and clears anything left in the process group
+            self.swept = list(await process.stop())  # reaps, kills the process group, sweeps the rest
             report.returncode = process.returncode
             report.trailing_stdout = len(tail)
             report.stderr = (self._workdir / STDERR_LOG).read_text(encoding="utf-8", errors="replace")

@@ -4,8 +4,8 @@
 pieces as ``connect`` (argv, explicit environment, stderr to a file, group-wide stop), waits
 until it listens on an OS-chosen loopback port, and yields ``site.url``. The server writes the
 routing headers of every POST it receives; ``site.headers()`` reads them back. When the block
-ends the process is stopped (its stdin closes, then SIGTERM/SIGKILL if needed), so no server
-outlives the cell.
+ends the process is stopped (its stdin closes, then SIGTERM/SIGKILL if needed), its process group
+is killed and whatever escaped the group is swept (``site.swept``), so nothing outlives the cell.
 """
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ class Site:
         self._workdir = workdir
         self._headers: list[dict] | None = None
         self.returncode: int | None = None
+        self.swept: list[int] = []  # leftover processes of the server that had to be killed
 
     async def post(self, body: dict, headers: dict[str, str]) -> tuple[int, dict]:
         """One hand-made POST (for headers the SDK client would never send): status and JSON body."""
@@ -74,4 +75,5 @@ async def serve_http(server: str, *, mode: str | None = None, args: tuple[str, .
             if site is not None:
                 site._headers = site.headers()
                 site.returncode = process.returncode
+                site.swept = list(process.swept)
         shutil.rmtree(workdir, ignore_errors=True)

@@ -1,10 +1,11 @@
 """Hand-written JSON-RPC lines to a course server, for frames the SDK client never sends.
 
 ``async with raw_lines("modern") as pipe:`` starts the server exactly as ``connect`` does
-(same argv, environment, stderr file and group-wide stop) but hands the lab a bare pipe:
+(same argv, environment and stderr file; the same stop: the process group, then a sweep of
+what left it, in ``pipe.swept``) but hands the lab a bare pipe:
 ``await pipe.request(method, params)`` writes one line and returns the answer to its id;
 ``await pipe.notify(method)`` writes a notification; ``await pipe.silence()`` counts what
-arrives in a short window. Every line is recorded in ``pipe.wire`` (a ``launch.Wire``), so
+arrives in a short window. Every line is recorded in ``pipe.wire`` (a ``labs.Wire``), so
 ``display.wire_table`` shows it like any lab. It is deliberately small: no retries, no
 validation, no SDK types; the point is to see what the server answers to exactly these bytes.
 """
@@ -50,6 +51,7 @@ class RawPipe:
         self.wire = Wire()
         self.pid = process.pid
         self.returncode: int | None = None  # set when the block ends
+        self.swept: list[int] = []  # leftover processes of the server that had to be killed (set then too)
         self._next_id = 1
         self._buffer = b""
         self._pending: list[dict] = []  # frames read while waiting for another id
@@ -131,7 +133,7 @@ async def raw_lines(server: str, *, mode: str | None = None, args: tuple[str, ..
             try:
                 yield pipe
             finally:
-                await process.stop()
+                pipe.swept = list(await process.stop())
                 pipe.returncode = process.returncode
     finally:
         if process is not None:

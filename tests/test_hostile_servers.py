@@ -79,6 +79,8 @@ async def test_hostile_mode_legacy(case):
         assert not pid_alive(lab.pid)
         if "returncode" in MODES[case]:
             assert lab.returncode == MODES[case]["returncode"]
+        if "swept" in MODES[case]:
+            assert len(lab.swept) == MODES[case]["swept"], lab.swept
         if "noise" in MODES[case]:
             assert lab.noise == MODES[case]["noise"]
 

@@ -1,5 +1,6 @@
 """The leak check itself: a pytest run that leaves a course server process alive must fail,
-grandchildren in a new session included, and a run that cleans up must pass.
+grandchildren in a new session included (whether a test started them or a server that the
+strict line client started), and a run that cleans up must pass.
 
 Each case runs a tiny pytest in a subprocess with only the course plugin loaded and a fresh
 run tag; the processes it leaks are recorded by pid and stopped here by pid.
@@ -48,6 +49,28 @@ INNER = textwrap.dedent('''
         record(grandchild)
         if os.environ["LEAK"] == "no":
             os.kill(grandchild, 9)
+
+
+    def test_helper_of_a_line_client_server():
+        # A course server started by the strict line client leaves a helper in a new session;
+        # only the stop's sweep ends it, so without the sweep it outlives the test.
+        import anyio
+        import psutil
+        from course_lib._runtime import proctree
+        from course_lib.line_client import LineClient
+
+        async def no_sweep(*args, **kwargs):
+            return []
+
+        if os.environ["LEAK"] == "yes":
+            proctree.sweep = no_sweep
+
+        async def lab():
+            async with LineClient.for_server("hostile", "grandchild") as wire:
+                (helper,) = psutil.Process(wire.pid).children()
+                record(helper.pid)
+
+        anyio.run(lab)
 ''')
 
 
@@ -80,14 +103,14 @@ def stop(pids: list[int]) -> None:
     psutil.wait_procs(procs, timeout=60)  # reaps our own children, waits for the others
 
 
-def test_a_leaking_run_fails_and_names_child_and_grandchild(tmp_path):
+def test_a_leaking_run_fails_and_names_every_survivor(tmp_path):
     pids: list[int] = []
     try:
         done, pids = run_inner(tmp_path, "yes")
-        assert len(pids) == 2
+        assert len(pids) == 3
         assert all(pid_alive(pid) for pid in pids)  # the inner run really did leak them
         assert done.returncode == 1, done.stdout + done.stderr
-        assert "2 passed" in done.stdout  # the tests themselves passed: the leak check failed the run
+        assert "3 passed" in done.stdout  # the tests themselves passed: the leak check failed the run
         assert "LEAK CHECK FAILED" in done.stdout
         for pid in pids:
             assert f"pid {pid}:" in done.stdout
@@ -100,7 +123,7 @@ def test_a_clean_run_passes(tmp_path):
     pids: list[int] = []
     try:
         done, pids = run_inner(tmp_path, "no")
-        assert len(pids) == 2
+        assert len(pids) == 3
         assert done.returncode == 0, done.stdout + done.stderr
         assert "LEAK CHECK FAILED" not in done.stdout
     finally:

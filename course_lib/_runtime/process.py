@@ -3,7 +3,8 @@
 What every way of talking to a server shares: the explicit environment a server gets, the
 command line of a course server, ``spawn`` (the fork server for course servers when allowed,
 else a fresh interpreter), ``launch`` (how every lab starts its server: ``spawn`` with the lab
-directory's environment and stderr log), ``ServerProcess`` (pipes, pid, exit status, a group-wide stop),
+directory's environment and stderr log), ``ServerProcess`` (pipes, pid, exit status, and the one stop
+every client shares: the server, its process group, then a sweep of what escaped the group),
 ``run_as_process`` (how a server leaves, however it was started) and ``pid_alive``.
 Nothing here imports the MCP SDK, so a process that only replays recorded lines (the envelope
 controls) starts in a fraction of the time.
@@ -19,6 +20,7 @@ from typing import Sequence
 
 import anyio
 import anyio.abc
+import psutil
 
 from course_lib._runtime import fastlaunch
 from course_lib._runtime.portable import pid_alive  # noqa: F401  (labs and proctree import it from here)
@@ -37,11 +39,30 @@ STDERR_LOG = "stderr.log"
 _INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "COURSE_LAB_RUN")
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether a live (non-zombie) process is still in process group ``pgid``."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False  # nothing in the group, not even a zombie (or nothing this user may signal)
+    for pid in psutil.pids():
+        try:
+            if os.getpgid(pid) == pgid and pid_alive(pid):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 class ServerProcess:
-    """A started server process: pipes, pid, exit status, and a group-wide stop.
+    """A started server process: pipes, pid, exit status, and the stop every client shares.
 
     ``proc`` is an anyio process (``launch_path`` "cold": a fresh interpreter) or a
     ``fastlaunch.Forked`` ("fast": forked by the fork server)."""
+
+    workdir: Path | None = None  # the lab directory, set by ``launch``: what ``stop`` sweeps
+    swept: tuple[int, ...] = ()  # leftover processes of the lab that ``stop``'s sweep had to kill
+    _stopped = False
 
     def __init__(self, proc: anyio.abc.Process | fastlaunch.Forked):
         self._proc = proc
@@ -68,9 +89,16 @@ class ServerProcess:
         except (ProcessLookupError, PermissionError):
             pass
 
-    async def stop(self) -> None:
-        """Close stdin, wait, then SIGTERM and SIGKILL the process group; always reap."""
+    async def stop(self) -> tuple[int, ...]:
+        """Close stdin, wait, then SIGTERM and SIGKILL the process group; always reap. Then kill
+        the rest of the group and sweep the lab directory's processes that left it (``swept``).
+
+        Every client that starts a server through ``launch`` ends it here; a second call does nothing.
+        """
         with anyio.CancelScope(shield=True):
+            if self._stopped:
+                return self.swept
+            self._stopped = True
             try:
                 await self.stdin.aclose()
             except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -80,13 +108,22 @@ class ServerProcess:
                 if not await self.wait_exit(TERM_GRACE):
                     self.signal_group(signal.SIGKILL)
                     await self.wait_exit(TERM_GRACE)
-            # Whatever the server left in its group (children it forgot) goes with it.
+            # Whatever the server left in its group (children it forgot) goes with it, before
+            # the sweep looks: the sweep reports only what the group kill could not reach.
             self.signal_group(signal.SIGKILL)
+            with anyio.move_on_after(TERM_GRACE):
+                while _group_alive(self.pid):
+                    await anyio.sleep(_POLL)
             try:
                 await self.stdout.aclose()
             except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 pass
             self._release()
+            if self.workdir is not None:
+                from course_lib._runtime import proctree  # noqa: PLC0415 (imports this module)
+
+                self.swept = tuple(await proctree.sweep(self.pid, self.workdir, spare=frozenset({self.pid})))
+            return self.swept
 
     def _release(self) -> None:
         if isinstance(self._proc, fastlaunch.Forked):
@@ -117,9 +154,12 @@ async def launch(argv: Sequence[str], workdir: Path, *, fast: bool = False, env:
                  cwd: str | os.PathLike | None = None) -> ServerProcess:
     """Start a lab's server: the explicit environment of ``workdir`` (plus ``env``), its stderr into
     ``workdir/stderr.log``, in ``cwd`` (the course root by default), in a process group of its own.
-    ``fast`` (a course server's argv only) lets the fork server start it."""
+    ``fast`` (a course server's argv only) lets the fork server start it. Its ``stop`` also sweeps
+    ``workdir``'s processes."""
     with open(workdir / STDERR_LOG, "wb") as errlog:
-        return await spawn(argv, server_env(workdir, env), Path(cwd or ROOT), errlog, fast=fast)
+        process = await spawn(argv, server_env(workdir, env), Path(cwd or ROOT), errlog, fast=fast)
+    process.workdir = workdir
+    return process
 
 
 def course_server_argv(name: str, mode: str | None = None, fixture: str | os.PathLike | None = None,

@@ -1,6 +1,6 @@
 """Find and end every process a lab's server left behind (Linux and macOS, through ``psutil``).
 
-A server's process group dies with it (``connect`` signals the whole group), but a helper
+A server's process group dies with it (``ServerProcess.stop`` signals the whole group), but a helper
 that called ``setsid`` has left the group, and once the server has exited the helper's
 parent is no longer the server. So a lab's processes are recognised by what they cannot
 shed without trying hard:

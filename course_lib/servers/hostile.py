@@ -6,7 +6,13 @@ the protocol):
 * ``crash``          -- dies (exit code 3) while building page 2;
 * ``hang``           -- never answers the request for page 3;
 * ``grandchild``     -- starts a helper in a new session (``setsid``) and forgets it;
+* ``group-helper``   -- starts a helper that stays in its process group and forgets it;
+* ``helper-ignores-term`` -- the same, with a helper that ignores SIGTERM;
 * ``ignore-term``    -- ignores SIGTERM and keeps running after its stdin closes.
+
+A helper has set itself up (its own session, SIGTERM ignored, as its mode says) and its pid is
+in the lab file ``helper.pid`` before the server serves. ``--http`` serves these modes on Streamable HTTP at
+127.0.0.1 instead of stdio, as ``modern`` does.
 
 Modes the SDK refuses to play (it always writes valid, camelCase frames and diverts prints
 away from stdout), served by a small raw newline-JSON-RPC loop written without the SDK:
@@ -39,7 +45,11 @@ from mcp.server import Server
 from course_lib.protocol import INVALID_PARAMS, LEGACY_VERSION, META_PROTOCOL_VERSION, METHOD_NOT_FOUND
 from course_lib.servers._base import lab_file, parser, serve
 
-SDK_MODES = ("crash", "hang", "grandchild", "ignore-term")
+# The helper each helper mode starts: in a new session (setsid) or not, ignoring SIGTERM or not.
+HELPERS = {"grandchild": {"new_session": True, "ignore_term": False},
+           "group-helper": {"new_session": False, "ignore_term": False},
+           "helper-ignores-term": {"new_session": False, "ignore_term": True}}
+SDK_MODES = ("crash", "hang", *HELPERS, "ignore-term")
 RAW_MODES = ("noise", "bad-frame", "huge-page", "bad-tool", "snake-cursor", "spawn-and-exit")
 MODES = SDK_MODES + RAW_MODES
 PAGES = (("alpha",), (), ("beta", "gamma"))
@@ -48,7 +58,12 @@ CURSORS = (None, "page-2", "page-3")  # fixed: these servers are about the proce
 HUGE_PAGE = 100_000
 INPUT_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
 MODERN_FIELDS = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
-HELPER = "import time; time.sleep(600)"  # a helper that would outlive everything if left alone
+# A helper that would outlive everything if left alone. It closes the pipe it was given once it
+# has set itself up: the server waits for that, so the helper's state is settled when the lab starts.
+HELPER = ("import os, signal, sys, time\n"
+          "if sys.argv[2] == 'ignore-term': signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+          "os.close(int(sys.argv[1]))\n"
+          "time.sleep(600)")
 
 
 def answer(name: str) -> dict:
@@ -74,11 +89,15 @@ def page_json(index: int) -> dict:
     return result
 
 
-def start_helper(*, keep_stdout: bool) -> int:
-    """A child in its own session; its pid goes to the lab file ``helper.pid``."""
-    helper = subprocess.Popen([sys.executable, "-c", HELPER], start_new_session=True,
-                              stdin=subprocess.DEVNULL,
+def start_helper(*, keep_stdout: bool, new_session: bool = True, ignore_term: bool = False) -> int:
+    """Start a helper and wait until it has set itself up; its pid goes to the lab file ``helper.pid``."""
+    settled, told = os.pipe()
+    helper = subprocess.Popen([sys.executable, "-c", HELPER, str(told), "ignore-term" if ignore_term else "-"],
+                              start_new_session=new_session, pass_fds=(told,), stdin=subprocess.DEVNULL,
                               stdout=None if keep_stdout else subprocess.DEVNULL)
+    os.close(told)
+    with open(settled, "rb") as pipe:
+        pipe.read()  # end of file: the helper closed its end (or died)
     path = lab_file("helper.pid")
     if path is not None:
         path.write_text(str(helper.pid), encoding="utf-8")
@@ -105,12 +124,17 @@ def build(mode: str) -> Server:
     return Server("course-hostile", version="1.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 
 
-def serve_sdk(mode: str) -> int:
-    if mode == "grandchild":
-        start_helper(keep_stdout=False)
+def serve_sdk(mode: str, http: bool = False) -> int:
+    if mode in HELPERS:
+        start_helper(keep_stdout=False, **HELPERS[mode])
     if mode == "ignore-term":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    serve(build(mode))
+    if http:
+        from course_lib.servers.modern import serve_http  # noqa: PLC0415 (only an HTTP lab needs it)
+
+        serve_http(build(mode))
+    else:
+        serve(build(mode))
     if mode == "ignore-term":
         while True:  # stdin is closed and SIGTERM is ignored: only SIGKILL ends this
             time.sleep(1)
@@ -197,5 +221,9 @@ def serve_raw(mode: str) -> int:
 
 
 def main(argv: list[str]) -> int:
-    args = parser("hostile", MODES).parse_args(argv)
-    return serve_raw(args.mode) if args.mode in RAW_MODES else serve_sdk(args.mode)
+    p = parser("hostile", MODES)
+    p.add_argument("--http", action="store_true")
+    args = p.parse_args(argv)
+    if args.http and args.mode in RAW_MODES:
+        p.error(f"--http serves only the modes {', '.join(SDK_MODES)}")
+    return serve_raw(args.mode) if args.mode in RAW_MODES else serve_sdk(args.mode, args.http)
