@@ -4,6 +4,7 @@ Used by the chapters to put many real runs side by side in a table.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Iterable
 
 import anyio
@@ -44,10 +45,19 @@ async def gather(jobs: dict, limit: int = 4) -> dict:
     return {key: results[key] for key in jobs}
 
 
+async def for_each(fn, args: Iterable, limit: int = 4) -> dict:
+    """``{arg: await fn(arg)}`` for every ``arg``, at most ``limit`` running at once, in order.
+
+    A tuple ``arg`` is spread: ``fn(*arg)``, still keyed by the tuple. The labs run side by side,
+    each in its own server process; the first error cancels the rest and is raised."""
+    args = list(args)
+    return await gather({arg: partial(fn, *(arg if isinstance(arg, tuple) else (arg,))) for arg in args},
+                        limit)
+
+
 async def outcome_table(modes: Iterable[str], eras: Iterable[str] = BOTH_ERAS,
                         **limits) -> Table:
     """One row per catalog mode, one column per era: what ``walk`` made of it."""
     modes, eras = list(modes), list(eras)
-    jobs = {(m, e): (lambda m=m, e=e: walk_outcome(m, e, **limits)) for m in modes for e in eras}
-    results = await gather(jobs)
+    results = await for_each(partial(walk_outcome, **limits), [(m, e) for m in modes for e in eras])
     return Table(["mode", *eras], [[m, *(results[(m, e)] for e in eras)] for m in modes])

@@ -15,11 +15,11 @@ ALL = ["unchanged catalog", "changed since last refresh", "changed mid-refresh",
 
 def reference():
     """``my_refresh`` exactly as the chapter's hidden solution cell defines it."""
-    nb = nbformat.read(NOTEBOOKS / "06_stateless_2026.ipynb", as_version=4)
+    nb = nbformat.read(NOTEBOOKS / "08_stateless_wire.ipynb", as_version=4)
     namespace = {"MCPError": MCPError, "types": types}
     sources = solution_sources(nb)
     assert len(sources) == 1
-    exec(compile(sources[0], "06_stateless_2026", "exec"), namespace)
+    exec(compile(sources[0], "08_stateless_wire", "exec"), namespace)
     return namespace["my_refresh"]
 
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.anyio
 
 ORACLE = json.loads(fixture("atlas", "envelope_controls.json").read_text(encoding="utf-8"))
 REPLAYS = [(row, mode) for row in ORACLE["replays"] for mode in ORACLE["modes"]]
-CHAPTER = NOTEBOOKS / "04_resources_and_uris.ipynb"
+CHAPTER = NOTEBOOKS / "05_resources_and_uris.ipynb"
 
 
 def chapter_rows(cell: str) -> list[dict[str, str]]:

@@ -356,7 +356,7 @@ async def test_no_server_outlives_a_failing_block():
 
 def test_checklist_links_only_course_chapters():
     chapters = {"00_orientation", "01_pagination", "02_cursor_failures", "03_schema_cache",
-                "04_resources_and_uris", "05_snapshot_bundles", "06_stateless_2026"}
+                "05_resources_and_uris", "07_snapshot_bundles", "08_stateless_wire"}
     items = {item for item, _, _ in CHECKLIST}
     assert items == {"Authorise every call", "Least privilege and approval", "Untrusted input", "Untrusted output",
                      "Limits and timeouts", "Audit"}
