@@ -81,7 +81,8 @@ def check_reply(line: bytes, request_id: int) -> dict:
         reply = json.loads(line)
     except ValueError:
         raise WireError("stdout_noise", f"reply to request {request_id} is not JSON: "
-                        f"{line[:60].decode('utf-8', 'replace')!r}", request_id=request_id) from None
+                        f"{line[:60].decode('utf-8', 'replace')!r}",
+                        request_id=request_id) from None
     require(isinstance(reply, dict), "response_object",
             f"reply to request {request_id} is a JSON {type(reply).__name__}, not an object",
             request_id=request_id)

@@ -1,5 +1,5 @@
 """The atlas allowlist, one rule per row: fixtures/atlas/allowlist_rules.json (written by hand)
-against a real atlas server in both eras, and against chapter 4's reference allowlist check.
+against a real atlas server in both eras, and against chapter 5's reference allowlist check.
 
 Every row is sent verbatim with ``resources/read``. An allowed row must return exactly its
 document under the URI asked for; a refused row must be the not-found error carrying the URI
