@@ -203,9 +203,10 @@ _HELPERS = """() => { window.courseCheck = {
     }),
 }; }""" % WIDGET_VIEW
 
-# JupyterLab asks which kernel to use when a notebook opens before the kernel specs have
-# arrived (on a loaded machine they arrive late), although the notebook names one: the
-# notebook is opened only once they are known, and a dialog instead of a session fails the check.
+# JupyterLab asks which kernel to use when it cannot start the one the notebook names: its
+# kernel specs are not known yet, or the request for a session failed. The notebook opens once
+# the specs are known; a dialog instead of a session fails the check with the dialog's text
+# (accepting its choice would be a second try at starting the kernel).
 _OPEN = """async path => {
     const app = window.jupyterapp;
     await app.restored;
@@ -242,8 +243,14 @@ _CELLS = """() => window.courseNotebook.content.widgets.map(cell => {
 _UNATTACHED_VIEWS = """() => window.courseNotebook.content.widgets.flatMap((cell, i) =>
     courseCheck.views(cell).filter(view => !view.attached).map(view => `cell ${i} shows ${JSON.stringify(view.text)}`))"""
 
-_STATE = """() => ({kernel: window.courseNotebook.sessionContext.session?.kernel?.status || 'none',
+_STATE = """() => ({kernel: window.courseNotebook?.sessionContext.session?.kernel?.status || 'none',
     dialog: (document.querySelector('.jp-Dialog') || {}).innerText || ''})"""
+
+
+async def _stuck(page) -> str:
+    """What a page that never reached the awaited state shows: the kernel's status and any dialog."""
+    state = await page.evaluate(_STATE)
+    return f"kernel {state['kernel']}" + (f"; a dialog says {state['dialog'][:160]!r}" if state["dialog"] else "")
 
 
 async def _open(page, lab: JupyterLab, relpath: str) -> None:
@@ -253,7 +260,11 @@ async def _open(page, lab: JupyterLab, relpath: str) -> None:
     await page.goto(f"{lab.url}/lab/workspaces/{workspace}?reset&token={lab.token}", wait_until="domcontentloaded")
     await page.wait_for_function("() => window.jupyterapp !== undefined")
     await page.evaluate(_HELPERS)
-    asked = await asyncio.wait_for(page.evaluate(_OPEN, relpath), 2 * PAGE_TIMEOUT_MS / 1000)
+    try:
+        asked = await asyncio.wait_for(page.evaluate(_OPEN, relpath), 2 * PAGE_TIMEOUT_MS / 1000)
+    except TimeoutError:
+        raise RuntimeError(f"the notebook's kernel was not ready within {2 * PAGE_TIMEOUT_MS / 1000:g} s "
+                           f"({await _stuck(page)})") from None
     if asked is not None:
         raise RuntimeError(f"JupyterLab asked instead of starting the notebook's kernel: {asked[:160]!r}")
 
@@ -298,10 +309,7 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
         try:
             await asyncio.wait_for(page.evaluate(_RUN_ALL), max(1.0, started + timeout - time.monotonic()))
         except TimeoutError:
-            state = await page.evaluate(_STATE)
-            result.problem = f"still running after {timeout:g} s (kernel {state['kernel']})"
-            if state["dialog"]:
-                result.problem += f"; a dialog says {state['dialog'][:160]!r}"
+            result.problem = f"still running after {timeout:g} s ({await _stuck(page)})"
         if not result.problem:
             try:
                 await page.wait_for_function(f"() => ({_UNATTACHED_VIEWS})().length === 0", timeout=30_000)
@@ -329,7 +337,7 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
         await page.screenshot(path=str(target))
         result.screenshot = str(target.relative_to(ROOT) if target.is_relative_to(ROOT) else target)
     except Exception as exc:  # a browser-level failure is a failed chapter, reported, not a crash
-        result.problem = result.problem or f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        result.problem = result.problem or f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
         result.seconds = time.monotonic() - started
     finally:
         await page.close()
