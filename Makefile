@@ -28,11 +28,8 @@ lab: $(STAMP)
 BROWSER_SMOKE := notebooks/00_orientation.ipynb notebooks/02_cursor_failures.ipynb
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
-	@# Headless widget rendering can lose a race on a loaded machine: the smoke gets one second try.
 	@if [ -x "$(CHROMIUM)" ]; then \
-	   $(MAKE) --no-print-directory browser-check BROWSER_NOTEBOOKS="$(BROWSER_SMOKE)" || \
-	   { echo "browser smoke failed once; second try"; \
-	     $(MAKE) --no-print-directory browser-check BROWSER_NOTEBOOKS="$(BROWSER_SMOKE)"; }; \
+	   $(MAKE) --no-print-directory browser-check BROWSER_NOTEBOOKS="$(BROWSER_SMOKE)"; \
 	 else echo "browser check skipped: no Chromium at $(CHROMIUM) (apt-get install -y chromium)"; fi
 
 ## browser-check: run every chapter in JupyterLab in headless Chromium; screenshots in screenshots/

@@ -8,11 +8,13 @@ before the budget is spent fails as "not run").
 1. copies the chapters into a temporary folder (JupyterLab autosaves what it runs; the
    committed notebooks are never touched) and starts JupyterLab on 127.0.0.1 with token auth
    and throwaway settings (no news toasts, every cell kept in the page);
-2. opens each chapter in the system's Chromium through Playwright, clears the stored outputs,
-   runs all cells and waits (bounded by ``--timeout`` per chapter) until the kernel is idle;
-3. counts error outputs (tracebacks and stderr) outside cells tagged ``raises-exception``,
-   cells that did not run, and rendered widgets; saves one screenshot per chapter in the
-   git-ignored ``screenshots/`` folder;
+2. opens each chapter in the system's Chromium through Playwright once JupyterLab knows its
+   kernel specs, clears the stored outputs, runs all cells and waits (bounded by ``--timeout``
+   per chapter) on JupyterLab's own signals: every cell's execute request done, the kernel idle,
+   every widget view in the outputs attached to the page;
+3. reads the notebook model: error outputs (tracebacks and stderr) outside cells tagged
+   ``raises-exception``, cells without an execution count, widget views; saves one
+   screenshot per chapter in the git-ignored ``screenshots/`` folder;
 4. opens a probe notebook whose stored widget view names a model no kernel has, and checks
    that JupyterLab shows "Error displaying widget: model not found" (the troubleshooting
    page's entry, reproduced);
@@ -48,9 +50,6 @@ ERROR_MIME = "application/vnd.jupyter.stderr"
 MISSING_MODEL = "Error displaying widget: model not found"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 PAGE_TIMEOUT_MS = 120_000
-WIDGET_SELECTOR = ".jupyter-widgets.widget-container, .jupyter-widgets.widget-box"
-KERNEL_CHOOSER = ".jp-Dialog:has-text('Select Kernel') .jp-mod-accept"
-RETRY_RUN_ALL = 30.0
 SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
@@ -105,7 +104,8 @@ class JupyterLab:
                    COURSE_LAB_RUN=run_tag)
         argv = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
                 f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={root_dir}",
-                f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={workdir / 'workspaces'}"]
+                f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={workdir / 'workspaces'}",
+                "--LabApp.expose_app_in_browser=True"]  # the check waits on the application's own signals
         if os.geteuid() == 0:
             argv.append("--allow-root")
         self.log = open(workdir / "jupyterlab.log", "wb")
@@ -166,74 +166,130 @@ class JupyterLab:
 
 
 # --------------------------------------------------------------------------- in the browser
+# The page exposes JupyterLab's application object (``expose_app_in_browser``): the check waits
+# on JupyterLab's own promises and signals (kernel specs loaded, session ready, kernel status,
+# each cell's execution reply) and reads the notebook model, not the rendered prompts.
 
-_CELL_STATE = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')).map(cell => ({
-    code: cell.classList.contains('jp-CodeCell'),
-    prompt: (cell.querySelector('.jp-InputArea-prompt') || {}).textContent || '',
-    errors: Array.from(cell.querySelectorAll('.jp-OutputArea-output[data-mime-type="%s"]'))
-                 .map(e => e.textContent.trim().split('\\n').slice(-1)[0].slice(0, 160)),
-    widgets: cell.querySelectorAll('%s').length,
-    missing: cell.textContent.includes('%s'),
-}))""" % (ERROR_MIME, WIDGET_SELECTOR, MISSING_MODEL)
+_HELPERS = """() => { window.courseCheck = {
+    // Resolves once the kernel is idle and connected, as its own status signals report it.
+    idle: kernel => new Promise(resolve => {
+        const check = () => {
+            if (kernel.status !== 'idle' || kernel.connectionStatus !== 'connected') return;
+            kernel.statusChanged.disconnect(check);
+            kernel.connectionStatusChanged.disconnect(check);
+            resolve();
+        };
+        kernel.statusChanged.connect(check);
+        kernel.connectionStatusChanged.connect(check);
+        check();
+    }),
+    // Resolves with the text of the first dialog JupyterLab attaches to the page.
+    dialog: () => new Promise(resolve => {
+        const check = () => {
+            const dialog = document.querySelector('.jp-Dialog');
+            if (dialog) { observer.disconnect(); resolve(dialog.innerText.replace(/\\s+/g, ' ').trim()); }
+        };
+        const observer = new MutationObserver(check);
+        observer.observe(document.body, {childList: true});
+        check();
+    }),
+    // The cell's widget-view outputs: whether ipywidgets attached the view (it adds the view's
+    // own widget once the model is found and the view created) and what the output shows.
+    views: cell => cell.model.type !== 'code' ? [] : cell.model.outputs.toJSON().flatMap((output, k) => {
+        if (!output.data || !output.data['%s']) return [];
+        const child = cell.outputArea.widgets[k];
+        return [{attached: Boolean(child && child.node.querySelector('.jp-OutputArea-output > .jupyter-widgets')),
+                 text: child ? child.node.innerText.trim().slice(0, 80) : 'no output shown'}];
+    }),
+}; }""" % WIDGET_VIEW
+
+# JupyterLab asks which kernel to use when it cannot start the one the notebook names: its
+# kernel specs are not known yet, or the request for a session failed. The notebook opens once
+# the specs are known; a dialog instead of a session fails the check with the dialog's text
+# (accepting its choice would be a second try at starting the kernel).
+_OPEN = """async path => {
+    const app = window.jupyterapp;
+    await app.restored;
+    await app.serviceManager.kernelspecs.ready;
+    const panel = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+    window.courseNotebook = panel;
+    await panel.context.ready;
+    const asked = await Promise.race([panel.sessionContext.ready.then(() => null), courseCheck.dialog()]);
+    if (asked !== null) return asked;
+    await courseCheck.idle(panel.sessionContext.session.kernel);
+    return null;
+}"""
+
+# Run All resolves once every cell's execute request is done (its reply and the kernel's idle
+# status for it arrived); the kernel is then idle unless a widget is still talking to it.
+_RUN_ALL = """async () => {
+    const panel = window.courseNotebook;
+    await window.jupyterapp.commands.execute('notebook:run-all-cells');
+    await courseCheck.idle(panel.sessionContext.session.kernel);
+}"""
+
+_CELLS = """() => window.courseNotebook.content.widgets.map(cell => {
+    const code = cell.model.type === 'code';
+    return {
+        code,
+        count: code ? cell.model.executionCount : null,
+        outputs: code ? cell.model.outputs.toJSON() : [],
+        views: courseCheck.views(cell).filter(view => view.attached).length,
+        missing: cell.node.textContent.includes('%s'),
+    };
+})""" % MISSING_MODEL
+
+# Widget views the model holds that are not attached to the page yet, with what they show instead.
+_UNATTACHED_VIEWS = """() => window.courseNotebook.content.widgets.flatMap((cell, i) =>
+    courseCheck.views(cell).filter(view => !view.attached).map(view => `cell ${i} shows ${JSON.stringify(view.text)}`))"""
+
+_STATE = """() => ({kernel: window.courseNotebook?.sessionContext.session?.kernel?.status || 'none',
+    dialog: (document.querySelector('.jp-Dialog') || {}).innerText || ''})"""
 
 
-_WIDGET_CELL_OUTPUTS = """() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell'))
-    .filter(cell => /(Picker|Viewer|Stepper|Widget)\\(/.test(cell.querySelector('.jp-InputArea').textContent))
-    .map(cell => ((cell.querySelector('.jp-OutputArea') || {}).innerText || '').trim().slice(0, 200))"""
-
-
-async def _widget_rendered(page, timeout_ms: int) -> bool:
-    try:
-        await page.wait_for_selector(WIDGET_SELECTOR, timeout=timeout_ms)
-        return True
-    except Exception:
-        return False
-
-
-async def _command(page, label: str, menu: str) -> None:
-    await page.click(f".lm-MenuBar-itemLabel:text-is('{menu}')")
-    await page.click(f".lm-Menu-itemLabel:text-is('{label}')")
+async def _stuck(page) -> str:
+    """What a page that never reached the awaited state shows: the kernel's status and any dialog."""
+    state = await page.evaluate(_STATE)
+    return f"kernel {state['kernel']}" + (f"; a dialog says {state['dialog'][:160]!r}" if state["dialog"] else "")
 
 
 async def _open(page, lab: JupyterLab, relpath: str) -> None:
     # A workspace of its own per page: no tab of another page is restored next to this one.
     workspace = "w" + secrets.token_hex(4)
     page.set_default_timeout(PAGE_TIMEOUT_MS)  # a busy machine loads JupyterLab slowly
-    await page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{relpath}?reset&token={lab.token}",
-                    wait_until="domcontentloaded")
-    await page.wait_for_selector(".jp-Notebook .jp-Cell")
-    # The kernel is ready when the status is idle and JupyterLab has stopped asking which kernel
-    # to use: on a loaded machine it may ask (its kernel list arrived late) even though the
-    # notebook names one. Answer it before any cell runs: answering later replaces the kernel.
-    idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
-    deadline = time.monotonic() + 2 * PAGE_TIMEOUT_MS / 1000
-    settled = 0
-    while settled < 6:  # 1.5 s in a row
-        settled = settled + 1 if await idle.count() and not await _accept_kernel_choice(page) else 0
-        if time.monotonic() > deadline:
-            raise TimeoutError("the notebook's kernel never started")
-        await asyncio.sleep(0.25)
+    await page.goto(f"{lab.url}/lab/workspaces/{workspace}?reset&token={lab.token}", wait_until="domcontentloaded")
+    await page.wait_for_function("() => window.jupyterapp !== undefined")
+    await page.evaluate(_HELPERS)
+    try:
+        asked = await asyncio.wait_for(page.evaluate(_OPEN, relpath), 2 * PAGE_TIMEOUT_MS / 1000)
+    except TimeoutError:
+        raise RuntimeError(f"the notebook's kernel was not ready within {2 * PAGE_TIMEOUT_MS / 1000:g} s "
+                           f"({await _stuck(page)})") from None
+    if asked is not None:
+        raise RuntimeError(f"JupyterLab asked instead of starting the notebook's kernel: {asked[:160]!r}")
 
 
-async def _accept_kernel_choice(page) -> bool:
-    """On a loaded machine JupyterLab sometimes asks which kernel to use although the notebook
-    names one: accept its preselected choice (the notebook's python3), as a student would."""
-    chooser = page.locator(KERNEL_CHOOSER)
-    if await chooser.count():
-        await chooser.first.click()
-        return True
-    return False
+def _errors(cell: dict, stored_stderr: str) -> list[str]:
+    """Tracebacks, and stderr lines the chapter does not store."""
+    found = []
+    for output in cell["outputs"]:
+        if output["output_type"] == "error":
+            found.append(f"{output['ename']}: {output['evalue']}"[:160])
+        elif output.get("name") == "stderr":
+            text = "".join(output["text"]).strip()
+            last = text.splitlines()[-1][:160] if text else ""
+            if last and last.strip() not in stored_stderr:
+                found.append(last)
+    return found
 
 
 async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, shots: Path,
                          timeout: float) -> Result:
     import nbformat
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
 
     nb = nbformat.read(nb_path, as_version=4)
-    # A cell with a hidden input (a solution) shows no prompt: its run cannot be read off the page.
-    hidden = {i for i, c in enumerate(nb.cells) if c.metadata.get("jupyter", {}).get("source_hidden")}
-    result = Result(nb_path.stem, code_cells=sum(c.cell_type == "code" for i, c in enumerate(nb.cells)
-                                                 if i not in hidden),
+    result = Result(nb_path.stem, code_cells=sum(c.cell_type == "code" for c in nb.cells),
                     expects_widget="course_lib.widgets" in "".join(c.source for c in nb.cells))
     allowed = {i for i, c in enumerate(nb.cells) if "raises-exception" in c.metadata.get("tags", [])}
     # JupyterLab renders a stderr stream like an error; the stderr a chapter stores (an SDK
@@ -246,59 +302,33 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
     started = time.monotonic()
     try:
         await _open(page, lab, relpath)
-        await _command(page, "Clear Outputs of All Cells", "Edit")
-        # Stored prompts must be gone before the run, or a cell that never ran would count as run.
-        await page.wait_for_function(
-            "() => Array.from(document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell"
-            " .jp-InputArea-prompt')).every(p => !/[0-9]/.test(p.textContent))", timeout=30_000)
-        await _command(page, "Run All Cells", "Run")
-        clicked = time.monotonic()
-        deadline = started + timeout
-        quiet, begun, cells = 0, False, []
-        while True:
-            await asyncio.sleep(1.0)
-            if await page.locator(KERNEL_CHOOSER).count():
-                result.problem = "JupyterLab asked which kernel to use during the run"
-                break
-            cells = await page.evaluate(_CELL_STATE)
-            busy = any("*" in c["prompt"] for c in cells if c["code"])
-            begun = begun or busy or any(any(ch.isdigit() for ch in c["prompt"]) for c in cells if c["code"])
-            if not begun:  # Run All was clicked; the first cell has not been queued yet
-                if time.monotonic() > deadline:
-                    result.problem = "Run All never started"
-                    break
-                if time.monotonic() - clicked > RETRY_RUN_ALL:  # the click can land before the menu is ready
-                    await page.keyboard.press("Escape")
-                    await _command(page, "Run All Cells", "Run")
-                    clicked = time.monotonic()
-                continue
-            idle = await page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count()
-            quiet = quiet + 1 if (idle and not busy) else 0
-            if quiet >= 2:
-                break
-            if time.monotonic() > deadline:
-                result.problem = f"still running after {timeout:g} s"
-                break
-        if result.expects_widget and not result.problem:  # views render just after their cell ends
-            await _widget_rendered(page, 30_000)
-            cells = await page.evaluate(_CELL_STATE)
+        await page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+        cells = await page.evaluate(_CELLS)
+        if any(c["count"] is not None or c["outputs"] for c in cells):  # or a cell that never ran counts as run
+            raise RuntimeError("stored outputs were still there after Clear Outputs of All Cells")
+        try:
+            await asyncio.wait_for(page.evaluate(_RUN_ALL), max(1.0, started + timeout - time.monotonic()))
+        except TimeoutError:
+            result.problem = f"still running after {timeout:g} s ({await _stuck(page)})"
+        if not result.problem:
+            try:
+                await page.wait_for_function(f"() => ({_UNATTACHED_VIEWS})().length === 0", timeout=30_000)
+            except PlaywrightTimeout:
+                result.problem = "widget views not attached after 30 s: " + "; ".join(
+                    await page.evaluate(_UNATTACHED_VIEWS))
+        cells = await page.evaluate(_CELLS)
         result.seconds = time.monotonic() - started
         if len(cells) != len(nb.cells):
             result.problem = result.problem or f"page shows {len(cells)} cells, notebook has {len(nb.cells)}"
         for i, cell in enumerate(cells):
             if not cell["code"]:
                 continue
-            if i not in hidden and any(ch.isdigit() for ch in cell["prompt"]):
-                result.executed += 1
+            result.executed += cell["count"] is not None
             if i not in allowed:
-                result.errors += [f"cell {i}: {e}" for e in cell["errors"]
-                                  if not (e.strip() and e.strip() in stored_stderr.get(i, ""))]
+                result.errors += [f"cell {i}: {e}" for e in _errors(cell, stored_stderr.get(i, ""))]
                 if cell["missing"]:
                     result.errors.append(f"cell {i}: {MISSING_MODEL}")
-            result.widgets += cell["widgets"]
-        if result.expects_widget and not result.widgets:  # say what the page shows instead
-            shown = await page.evaluate(_WIDGET_CELL_OUTPUTS)
-            result.console += [f"a widget cell's output shows: {text!r}" for text in shown]
+            result.widgets += cell["views"]
         widget = page.locator(".jupyter-widgets.widget-container").first
         if await widget.count():
             await widget.scroll_into_view_if_needed()
@@ -307,7 +337,7 @@ async def check_notebook(browser, lab: JupyterLab, relpath: str, nb_path: Path, 
         await page.screenshot(path=str(target))
         result.screenshot = str(target.relative_to(ROOT) if target.is_relative_to(ROOT) else target)
     except Exception as exc:  # a browser-level failure is a failed chapter, reported, not a crash
-        result.problem = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        result.problem = result.problem or f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
         result.seconds = time.monotonic() - started
     finally:
         await page.close()
