@@ -1,11 +1,12 @@
-"""Helpers of the stateless-era chapter (2026-07-28): listings through the Client's response
-cache, cache keys a student can read, request-state tampering, a hand-driven input loop,
-and the production checklist with the lab that shows each item.
+"""Helpers of the stateless-era chapters (2026-07-28), used by ``09_stateless_cache``: listings
+through the Client's response cache, cache keys a student can read, request-state tampering, a
+hand-driven input loop, and the production checklist with the chapter that shows each item.
 """
 from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any, Awaitable, Callable
 
 import mcp_types as types
@@ -120,28 +121,28 @@ def _fields(state: str | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(data.items()))
 
 
-# The production checklist: each item, what it means here, and the lab that shows it.
+# The production checklist: each item, what it means here, and the chapter (and lab) that shows it.
 CHECKLIST = (
-    ("Authorise every call", "the cache partition is the principal; a public label is trusted only with share_public",
-     "08_stateless_wire (cache partitions)"),
+    ("Authorise every call", "partition the cache by principal; share_public only for public results",
+     "09_stateless_cache (cache partitions)"),
     ("Authorise every call", "request_state is bound to the call by an HMAC, so a client cannot edit it",
-     "08_stateless_wire (request_state)"),
+     "09_stateless_cache (request_state)"),
     ("Least privilege and approval", "a charge happens only after an input_required approval round",
-     "08_stateless_wire (input_required)"),
+     "09_stateless_cache (input_required)"),
     ("Least privilege and approval", "resources are served from an allowlist, never by path arithmetic",
      "05_resources_and_uris"),
-    ("Untrusted input", "cursors are opaque and verified; forged, expired and foreign ones get -32602",
+    ("Untrusted input", "cursors are opaque and verified; forged, expired, foreign ones get -32602",
      "02_cursor_failures"),
     ("Untrusted input", "resource URIs arrive in odd spellings; match them exactly",
      "05_resources_and_uris"),
-    ("Untrusted output", "a listing is adopted only when complete and valid; a rejected refresh changes nothing",
+    ("Untrusted output", "adopt only complete, valid listings; a rejected refresh changes nothing",
      "03_schema_cache"),
-    ("Untrusted output", "an unexpected exception is sanitised to -32603 at 2026-07-28, leaked with code 0 on legacy",
+    ("Untrusted output", "exceptions: sanitised -32603 at 2026-07-28, leaked with code 0 on legacy",
      "08_stateless_wire (error shapes)"),
     ("Limits and timeouts", "page, item and time budgets end every walk",
      "01_pagination, 02_cursor_failures"),
     ("Limits and timeouts", "input_required rounds are capped (input_required_max_rounds)",
-     "08_stateless_wire (input_required)"),
+     "09_stateless_cache (input_required)"),
     ("Limits and timeouts", "every lab has a request and a lab budget; no server outlives its lab",
      "00_orientation"),
     ("Audit", "the wire transcript of every lab, both directions, in order",
@@ -151,5 +152,18 @@ CHECKLIST = (
 )
 
 
+def _chapter_numbers(lab: str) -> str:
+    """``09_stateless_cache (request_state)`` -> ``09 (request_state)``: short enough for a slide."""
+    return re.sub(r"\b(\d\d)_[a-z0-9_]+", r"\1", lab)
+
+
 def checklist_table() -> Table:
-    return Table(["item", "what it means in practice", "lab"], CHECKLIST)
+    """Each item on a line of its own, then what it means in practice and where the course shows it."""
+    rows: list[list[str]] = []
+    previous = None
+    for item, practice, lab in CHECKLIST:
+        if item != previous:
+            rows.append([item, ""])
+            previous = item
+        rows.append(["  " + practice, _chapter_numbers(lab)])
+    return Table(["item, and what it means in practice", "shown in chapter"], rows)

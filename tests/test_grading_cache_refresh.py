@@ -1,4 +1,4 @@
-"""Chapter 6's exercise: the reference refresh passes, known-wrong refreshes fail where expected."""
+"""The exercise of 09_stateless_cache: the reference refresh passes, known-wrong refreshes fail where expected."""
 import mcp_types as types
 import nbformat
 import pytest
@@ -15,11 +15,11 @@ ALL = ["unchanged catalog", "changed since last refresh", "changed mid-refresh",
 
 def reference():
     """``my_refresh`` exactly as the chapter's hidden solution cell defines it."""
-    nb = nbformat.read(NOTEBOOKS / "08_stateless_wire.ipynb", as_version=4)
+    nb = nbformat.read(NOTEBOOKS / "09_stateless_cache.ipynb", as_version=4)
     namespace = {"MCPError": MCPError, "types": types}
     sources = solution_sources(nb)
     assert len(sources) == 1
-    exec(compile(sources[0], "08_stateless_wire", "exec"), namespace)
+    exec(compile(sources[0], "09_stateless_cache", "exec"), namespace)
     return namespace["my_refresh"]
 
 

@@ -1,5 +1,6 @@
-"""The stateless era (2026-07-28) on the real SDK: eras on the wire, error shapes, the response
-cache and its pitfalls, input_required, request_state integrity, routing headers over HTTP."""
+"""The stateless era (2026-07-28) on the real SDK, as chapters 08 and 09 show it: eras on the wire,
+error shapes, routing headers over HTTP, the response cache and its pitfalls, input_required,
+request_state integrity."""
 import json
 
 import mcp_types as types
@@ -16,7 +17,7 @@ from course_lib.labs import pid_alive as alive
 from course_lib.loopback import serve_http
 from course_lib.paths import fixture
 from course_lib.raw import INITIALIZE, envelope, enveloped, error_of, raw_lines
-from course_lib.stateless import CHECKLIST, call_by_hand, client_listing, read_state, tamper
+from course_lib.stateless import CHECKLIST, call_by_hand, checklist_table, client_listing, read_state, tamper
 
 pytestmark = pytest.mark.anyio
 
@@ -356,10 +357,17 @@ async def test_no_server_outlives_a_failing_block():
 
 def test_checklist_links_only_course_chapters():
     chapters = {"00_orientation", "01_pagination", "02_cursor_failures", "03_schema_cache",
-                "05_resources_and_uris", "07_snapshot_bundles", "08_stateless_wire"}
+                "05_resources_and_uris", "07_snapshot_bundles", "08_stateless_wire",
+                "09_stateless_cache"}
     items = {item for item, _, _ in CHECKLIST}
     assert items == {"Authorise every call", "Least privilege and approval", "Untrusted input", "Untrusted output",
                      "Limits and timeouts", "Audit"}
     for _, _, lab in CHECKLIST:
         linked = {part.split(" (")[0].strip() for part in lab.split(",")}
         assert linked <= chapters, lab
+
+
+def test_checklist_fits_a_projector():
+    lines = checklist_table().text().splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert sum(line.startswith("  ") for line in lines) == len(CHECKLIST)

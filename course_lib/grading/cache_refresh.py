@@ -1,4 +1,5 @@
-"""The autograder of chapter 6's exercise: a catalog refresh through the Client's response cache.
+"""The autograder of chapter 9's exercise (09_stateless_cache): a catalog refresh through the
+Client's response cache.
 
 The student's ``async def refresh(client) -> names`` gets an ``mcp.Client`` connected at
 2026-07-28 to a real ``modern`` server, with the SDK's response cache on (``connect``'s
