@@ -9,7 +9,7 @@ from scorecard_checks import assert_flagged
 pytestmark = pytest.mark.anyio
 
 
-def reference(notebook: str = "03_schema_cache.ipynb", name: str = "my_refresh"):
+def reference(notebook: str = "04_schema_cache_sdk_2_3.ipynb", name: str = "my_refresh"):
     return reference_solution(notebook, name)
 
 

@@ -11,7 +11,7 @@ from course_lib import CatalogError, candidate, connect, walk
 from course_lib.chapters import negative_controls as negative, schema_lab
 from course_lib.chapters.negative_controls import Binding, CheckFailed, Mutant
 from course_lib.labs import pid_alive as alive
-from course_lib.tooling.regen import stored_rows, stored_text
+from course_lib.tooling.regen import stored_text
 from course_lib.paths import NOTEBOOKS
 
 pytestmark = pytest.mark.anyio
@@ -109,11 +109,24 @@ async def test_probe_passes_on_the_real_code(probe):
     await probe()
 
 
-def test_chapter_3_kills_every_mutant_at_its_named_check():
-    """Chapter 3 runs every mutant (nbval re-executes it against these stored rows): each row
-    must say killed, at the mutant's own hand-written check and message."""
-    rows = {r["mutant"]: r for part in ("MUTANTS[:3]", "MUTANTS[3:]")
-            for r in stored_rows(NOTEBOOKS / "03_schema_cache.ipynb", f"for m in schema_lab.{part}]")}
+def stored_mutant_outcomes(part: str) -> dict[str, dict[str, str]]:
+    """Chapter 4's stored verdicts for ``MUTANTS[part]``: the cell prints the table, a blank
+    line, then two lines a mutant (``name:`` and the indented failure its probe reported)."""
+    text = stored_text(NOTEBOOKS / "04_schema_cache_sdk_2_3.ipynb", f"for m in schema_lab.{part}]")
+    table, failures = text.rstrip("\n").split("\n\n")
+    lines = failures.splitlines()
+    seen = {name.removesuffix(":"): detail.strip() for name, detail in zip(lines[::2], lines[1::2])}
+    rows = {}
+    for row in table.splitlines()[2:]:  # below the header and its rule
+        name, _file, check, verdict = row.split()
+        rows[name] = {"must fail at": check, "verdict": verdict, "failure seen": seen[name]}
+    return rows
+
+
+def test_chapter_4_kills_every_mutant_at_its_named_check():
+    """Chapter 4 runs every mutant (nbval re-executes it against these stored outputs): each
+    must be killed, at the mutant's own hand-written check and message."""
+    rows = stored_mutant_outcomes("MUTANTS[:3]") | stored_mutant_outcomes("MUTANTS[3:]")
     assert set(rows) == {m.name for m in schema_lab.MUTANTS}
     for m in schema_lab.MUTANTS:
         row = rows[m.name]
@@ -140,9 +153,9 @@ def test_broken_mutants_are_not_kills():
         negative.run_mutant(broken(Binding("walk"), "def walker(): pass"))
     with pytest.raises(negative.BadMutant, match="its definition does not compile"):
         negative.run_mutant(broken(Binding("walk"), "def walk(:"))
-    # A mutant whose copy does not even import is reported, not counted: chapter 3 runs one.
-    stored = stored_text(NOTEBOOKS / "03_schema_cache.ipynb", 'Mutant("import_error"')
-    assert stored.startswith("not_a_kill | error: ImportError: cannot import name 'no_such_name'"), stored
+    # A mutant whose copy does not even import is reported, not counted: chapter 4 runs one.
+    stored = stored_text(NOTEBOOKS / "04_schema_cache_sdk_2_3.ipynb", '"import_error"')
+    assert stored.startswith("verdict: not_a_kill\nerror: ImportError: cannot import name 'no_such_name'"), stored
 
 
 def test_judging_counts_only_the_designated_check():

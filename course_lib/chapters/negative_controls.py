@@ -249,16 +249,20 @@ def run_all(mutants: list[Mutant], *, baseline: bool = True, timeout: float = PR
 
 
 def outcome_table(mutants: list[Mutant], outcomes: list[Outcome]):
-    """Mutant, edited file, designated check, and what happened, one row each."""
+    """Mutant, edited file, designated check and verdict, one row each (``failures_seen`` has the rest)."""
     from course_lib.display import Table
 
     by_name = {o.name: o for o in outcomes}
-    rows = []
-    for m in mutants:
-        o = by_name[m.name]
-        caught = f"[{o.check}] {o.message}" if o.check else o.detail
-        rows.append([m.name, m.path.removeprefix("course_lib/"), m.check, o.verdict, caught])
-    return Table(["mutant", "file", "must fail at", "verdict", "failure seen"], rows)
+    rows = [[m.name, m.path.removeprefix("course_lib/"), m.check, by_name[m.name].verdict] for m in mutants]
+    return Table(["mutant", "file", "must fail at", "verdict"], rows)
+
+
+def failures_seen(outcomes: list[Outcome]) -> str:
+    """What each probe reported, two lines a mutant: its name, then ``[check] message`` (or the error)."""
+    lines = []
+    for o in outcomes:
+        lines += [f"{o.name}:", "    " + (f"[{o.check}] {o.message}" if o.check else o.detail)]
+    return "\n".join(lines)
 
 
 # -- the probe runner (executed inside the copy) -------------------------------------------

@@ -75,7 +75,7 @@ async def grade_refresh(student: Callable, battery: str = "refresh", *, only: li
 
         try:
             async with connect("schema", fixture=active_fixture, era=s.era, lab_timeout=budget + 60) as active:
-                await walk(active)  # the active session holds a catalog, as in chapter 3
+                await walk(active)  # the active session holds a catalog, as in chapters 3 and 4
                 before = len(active.wire)
                 kind, observed, value = await observe(lambda: student(active, open_candidate), budget)
                 touched = len(active.wire) - before
