@@ -1,4 +1,4 @@
-"""Chapter 5's bundle grader: the reference reader passes, known-wrong readers fail at their scenario."""
+"""Chapter 7's bundle grader: the reference reader passes, known-wrong readers fail at their scenario."""
 import math
 
 import pytest
