@@ -25,7 +25,8 @@ KIND_STYLES = {
     "refused": "background:#fef7e0; color:#7a4f01",
 }
 _CELL_STYLE = "padding:2px 8px; text-align:left; vertical-align:top; font-family:monospace"
-_SHORT = 16  # a column whose cells are all this short never wraps in the HTML form
+_SHORT = 16     # a column whose cells are all this short never wraps in the HTML form
+_MIN_WRAP = 30  # a wrapping column is at least this many characters wide (or its widest cell)
 
 
 def cell_kind(value: str) -> str | None:
@@ -158,11 +159,12 @@ class Table:
         a class per highlighted cell (``course-pass``, ``course-fail``, ``course-refused``);
         deterministic, like the text form."""
         esc = lambda v: html.escape(v, quote=False)
-        short = [all(len(row[i]) <= _SHORT for row in self.rows) and len(c) <= _SHORT
-                 for i, c in enumerate(self.columns)]
-        def style(i):
-            return _CELL_STYLE + ("; white-space:nowrap" if short[i] else
-                                  "; white-space:pre-wrap; overflow-wrap:anywhere; max-width:60ch")
+        natural = [max([len(c)] + [len(row[i]) for row in self.rows]) for i, c in enumerate(self.columns)]
+        def style(i):  # a short column never wraps; a long one wraps between a readable minimum and maximum
+            if natural[i] <= _SHORT:
+                return _CELL_STYLE + "; white-space:nowrap"
+            return (_CELL_STYLE + "; white-space:pre-wrap; overflow-wrap:anywhere; "
+                    f"min-width:{min(natural[i], _MIN_WRAP)}ch; max-width:60ch")
         parts = ["<table class='course-table' style='border-collapse:collapse; margin:4px 0'>"]
         if self.title:
             parts.append(f"<caption style='text-align:left; font-weight:bold; padding:2px 0'>"

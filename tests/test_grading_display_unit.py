@@ -105,7 +105,8 @@ def test_the_html_form_highlights_verdicts_and_refusals():
 def test_a_long_column_wraps_in_html_and_a_short_one_never_does():
     long = "x " * 20
     html = Table(["k", "v"], [["a", long]]).html()
-    assert f"white-space:pre-wrap; overflow-wrap:anywhere; max-width:60ch'>{long}</td>" in html
+    assert f"white-space:pre-wrap; overflow-wrap:anywhere; min-width:30ch; max-width:60ch'>{long}</td>" in html
+    assert "min-width:20ch" in Table(["k", "v"], [["a", "x" * 20]]).html(), "never wider than its widest cell"
     assert "white-space:nowrap'>a</td>" in html
 
 
