@@ -11,7 +11,7 @@ BROWSER_BUDGET ?= 600
 export PYTHONPATH := $(CURDIR)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: lab test regen bench student slides browser-check lock clean
+.PHONY: lab test regen bench student slides slides-check presentation browser-check lock clean
 
 $(STAMP): pyproject.toml .ci/constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,12 +23,13 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) $(LAB_ARGS)
 
 ## test: set up and run the whole suite (course_lib tests + strict nbval on every chapter),
-##       then a short real-browser check (two chapters with widgets, and the stale-widget probe)
-##       when Chromium is installed
+##       then, when Chromium is installed, the static-slides check (one deck, a few seconds) and
+##       a short real-browser check (two chapters with widgets, and the stale-widget probe)
 BROWSER_SMOKE := notebooks/00_orientation.ipynb notebooks/02_cursor_failures.ipynb
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 	@if [ -x "$(CHROMIUM)" ]; then \
+	   $(MAKE) --no-print-directory slides-check && \
 	   $(MAKE) --no-print-directory browser-check BROWSER_NOTEBOOKS="$(BROWSER_SMOKE)"; \
 	 else echo "browser check skipped: no Chromium at $(CHROMIUM) (apt-get install -y chromium)"; fi
 
@@ -40,6 +41,16 @@ browser-check: $(STAMP)
 ## slides: export every chapter as reveal.js slides into slides/
 slides: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.slides $(NOTEBOOKS) --out slides
+
+## slides-check: one chapter's static deck in headless Chromium: its tables are HTML tables, its
+##       widgets show their first state, no placeholder text; screenshots in screenshots/
+SLIDES_NOTEBOOK ?= notebooks/00_orientation.ipynb
+slides-check: $(STAMP)
+	CHROMIUM=$(CHROMIUM) $(BIN)/python -m course_lib.tooling.browser_check --slides $(SLIDES_NOTEBOOK)
+
+## presentation: each chapter's estimated minutes and what breaks the presentation rules
+presentation: $(STAMP)
+	$(BIN)/python -m course_lib.tooling.presentation $(or $(NB),$(NOTEBOOKS))
 
 ## regen: re-execute every chapter in place (deterministic: a second run changes nothing)
 regen: $(STAMP)

@@ -125,12 +125,54 @@ def _pre(text: str) -> str:
 
 
 def html_table(table: Table) -> str:
-    """A display.Table as an HTML table (same columns and cells as its text)."""
-    head = "".join(f"<th style='text-align:left; padding:0 8px'>{html.escape(c)}</th>" for c in table.columns)
-    body = "".join("<tr>" + "".join(f"<td style='padding:0 8px; font-family:monospace'>{html.escape(v)}</td>"
-                                    for v in row) + "</tr>" for row in table.rows)
-    title = f"<caption style='text-align:left'><b>{html.escape(table.title)}</b></caption>" if table.title else ""
-    return f"<table class='course-table'>{title}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    """A display.Table as an HTML table: its own HTML form (same cells, PASS/FAIL and refusals highlighted)."""
+    return table.html()
+
+
+# --------------------------------------------------------------------------- the first state, as static HTML
+
+SNAPSHOT_NOTE = "a still of this widget as it first appears; it responds when the cell runs in JupyterLab"
+_CONTROL = ("display:inline-block; border:1px solid #bbb; border-radius:3px; padding:1px 8px; margin:2px 4px 2px 0;"
+            " background:#f4f4f4; color:#333; font-size:0.9em")
+
+
+def static_html(widget: W.Widget) -> str:
+    """What ``widget`` shows now, as plain HTML: boxes, their HTML panes (tables, transcripts),
+    and inert pictures of the controls (a dropdown's choice, a button's label). Deterministic:
+    it reads the widgets' values only, never their model ids."""
+    esc = lambda v: html.escape(str(v), quote=False)
+    if isinstance(widget, W.Box):
+        inner = "".join(static_html(child) for child in widget.children)
+        if isinstance(widget, W.HBox):
+            return f"<div style='display:flex; flex-wrap:wrap; align-items:center; gap:4px'>{inner}</div>"
+        return f"<div>{inner}</div>"
+    if isinstance(widget, W.HTML):
+        return f"<div>{widget.value}</div>" if widget.value else ""
+    label = f"<span style='margin-right:4px'>{esc(widget.description)}</span>" if getattr(widget, "description", "") else ""
+    if isinstance(widget, W.ToggleButtons):
+        buttons = "".join(f"<span style='{_CONTROL}{'; background:#ddd; font-weight:bold' if o == widget.value else ''}'>"
+                          f"{esc(o)}</span>" for o in widget.options)
+        return f"<span>{label}{buttons}</span>"
+    if isinstance(widget, W.Dropdown):
+        return f"<span>{label}<span style='{_CONTROL}'>{esc(widget.label)} ▾</span></span>"
+    if isinstance(widget, W.Button):
+        faded = "; opacity:0.5" if widget.disabled else ""
+        return f"<span style='{_CONTROL}{faded}'>{esc(widget.description)}</span>"
+    return f"<span>{esc(type(widget).__name__)}</span>"
+
+
+class FirstState:
+    """Mixin: the display bundle also carries ``text/html``, a still of the widget's first state.
+
+    JupyterLab renders the live widget view (its renderer ranks above HTML) and ignores the
+    still; a saved notebook (whose stored view ``make regen`` drops) and the static slides show
+    the still instead of a placeholder."""
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs)
+        bundle["text/html"] = (f"<div class='course-widget-still'>{static_html(self)}"
+                               f"<div style='font-size:0.8em; font-style:italic; color:#666'>{SNAPSHOT_NOTE}</div></div>")
+        return bundle
 
 
 # --------------------------------------------------------------------------- wire viewer
@@ -138,7 +180,7 @@ def html_table(table: Table) -> str:
 DIRECTIONS = {"both": None, "client → server": "→", "server → client": "←"}
 
 
-class WireViewer(W.VBox):
+class WireViewer(FirstState, W.VBox):
     """A wire transcript as a readable table, both directions, with one frame opened as JSON."""
 
     def __init__(self, wire: Wire | None = None, *, title: str = "wire transcript"):
@@ -254,7 +296,7 @@ class StepWalk:
                      [[s.page, s.sent, s.received, s.next_cursor, s.verdict] for s in self.steps])
 
 
-class PageStepper(W.VBox):
+class PageStepper(FirstState, W.VBox):
     """Start a catalog server in a mode and era, then fetch one page per click.
 
     Shows the cursor sent, the page received, the set of cursors seen so far and the walker's
@@ -415,7 +457,7 @@ async def run_scenario(name: str, era: str = "legacy", scenarios: dict[str, Scen
     return result, wire
 
 
-class ScenarioPicker(W.VBox):
+class ScenarioPicker(FirstState, W.VBox):
     """Choose a scenario and an era, run it on a real server, read the result and the wire."""
 
     def __init__(self, scenarios: dict[str, Scenario] | None = None, *, scenario: str | None = None,

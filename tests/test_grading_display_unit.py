@@ -5,7 +5,7 @@ import pytest
 from mcp import MCPError
 
 from course_lib import CatalogError
-from course_lib.display import Table, error_line, wire_table
+from course_lib.display import Table, cell_kind, error_line, fit_widths, wire_table, wrap_cell
 from course_lib.grading.core import Scenario, Scorecard, Verdict, judge_names, observe
 from course_lib.labs import Wire
 from course_lib.walker import Catalog
@@ -27,6 +27,95 @@ def test_table_pads_columns_to_their_widest_cell_and_strips_line_ends():
                             "wider  3")
     assert repr(table) == table.text()
     assert Table(["only"], []).text() == "only\n----"
+
+
+def test_a_wide_table_wraps_its_widest_columns_inside_100_characters():
+    hint = "stop when a cursor comes back: keep every cursor you sent in a set, and refuse a repeat"
+    table = Table(["scenario", "era", "verdict", "observed", "hint"],
+                  [["repeat", "legacy", "FAIL", "returned a partial catalog ['alpha'] instead of raising", hint],
+                   ["normal", "2026-07-28", "PASS", "", ""]])
+    # 92 characters for the cells: 25 for the three short columns, 67 shared by the two long ones
+    # (33 each, the one spare character to the left one).
+    assert table.text() == (
+        "scenario  era         verdict  observed                            hint\n"
+        "--------  ----------  -------  ----------------------------------  ---------------------------------\n"
+        "repeat    legacy      FAIL     returned a partial catalog          stop when a cursor comes back:\n"
+        "                               ['alpha'] instead of raising        keep every cursor you sent in a\n"
+        "                                                                   set, and refuse a repeat\n"
+        "normal    2026-07-28  PASS")
+    assert max(len(line) for line in table.lines()) == 100
+    assert table.text() == Table(table.columns, table.rows).text(), "deterministic"
+
+
+def test_a_message_too_long_for_its_column_goes_under_the_table():
+    message = ("MCPError -32602: Invalid cursor: the cursor was issued by another server process, whose "
+               "catalog generation differs from this one; restart the walk from the first page and report "
+               "which check refused it")
+    table = Table(["case", "outcome", "why it matters"],
+                  [["foreign", message, "a cursor is bound to the process that issued it and to its catalog"]],
+                  "Cursors", notes=["Rows are in the order the cases ran."])
+    # In a 45-character column the message needs 5 lines (more than 4): it moves under the table.
+    assert table.text() == (
+        "Cursors\n"
+        "case     outcome   why it matters\n"
+        "-------  --------  ------------------------------------------------------------------\n"
+        "foreign  (note 1)  a cursor is bound to the process that issued it and to its catalog\n"
+        "\n"
+        "note 1: MCPError -32602: Invalid cursor: the cursor was issued by another server process, whose\n"
+        "  catalog generation differs from this one; restart the walk from the first page and report which\n"
+        "  check refused it\n"
+        "Rows are in the order the cases ran.")
+    shorter = Table(["case", "outcome"], [["foreign", message[:160]]])
+    assert "(note" not in shorter.text(), "a message that fits in 4 lines stays in its cell"
+
+
+def test_wrapping_helpers():
+    assert wrap_cell("short", 10) == ["short"]
+    assert wrap_cell("two words", 5) == ["two", "words"]
+    assert wrap_cell("abcdefghij", 4) == ["abcd", "efgh", "ij"], "a word longer than its column is cut"
+    assert wrap_cell("one\ntwo", 10) == ["one", "two"], "line breaks in a value are kept"
+    assert fit_widths([3, 10, 50], [3, 4, 4], 100) == [3, 10, 50], "what fits stays natural"
+    assert fit_widths([3, 40, 60], [3, 4, 4], 60) == [3, 29, 28], "the widest give way first, spare goes left"
+    assert fit_widths([20, 20], [20, 20], 30) == [20, 20], "floors win: such a table stays wider"
+
+
+def test_the_html_form_highlights_verdicts_and_refusals():
+    assert [cell_kind(v) for v in ("PASS", "FAIL", "refused: CatalogError(x): y", "CatalogError(page_budget)",
+                                   "MCPError -32602: bad", "error", "-32002 Resource not found", "ok", "passed")] == \
+        ["pass", "fail", "refused", "refused", "refused", "refused", "refused", None, None]
+    table = Table(["name", "verdict"], [["a<b", "PASS"], ["it's", "FAIL"]], "T & co", notes=["see 'below'"])
+    cell = "padding:2px 8px; text-align:left; vertical-align:top; font-family:monospace; white-space:nowrap"
+    assert table._repr_html_() == (
+        "<table class='course-table' style='border-collapse:collapse; margin:4px 0'>"
+        "<caption style='text-align:left; font-weight:bold; padding:2px 0'>T &amp; co</caption>"
+        "<thead><tr>"
+        "<th style='padding:2px 8px; text-align:left; vertical-align:top; font-family:monospace; "
+        "border-bottom:1px solid #999; white-space:nowrap'>name</th>"
+        "<th style='padding:2px 8px; text-align:left; vertical-align:top; font-family:monospace; "
+        "border-bottom:1px solid #999; white-space:nowrap'>verdict</th>"
+        "</tr></thead><tbody>"
+        f"<tr><td style='{cell}'>a&lt;b</td>"
+        f"<td class='course-pass' style='{cell}; background:#e6f4ea; color:#137333; font-weight:bold'>PASS</td></tr>"
+        f"<tr><td style='{cell}'>it's</td>"
+        f"<td class='course-fail' style='{cell}; background:#fce8e6; color:#a50e0e; font-weight:bold'>FAIL</td></tr>"
+        "</tbody></table>"
+        "<div class='course-note' style='white-space:pre-wrap; margin:2px 0'>see 'below'</div>")
+
+
+def test_a_long_column_wraps_in_html_and_a_short_one_never_does():
+    long = "x " * 20
+    html = Table(["k", "v"], [["a", long]]).html()
+    assert f"white-space:pre-wrap; overflow-wrap:anywhere; min-width:30ch; max-width:60ch'>{long}</td>" in html
+    assert "min-width:20ch" in Table(["k", "v"], [["a", "x" * 20]]).html(), "never wider than its widest cell"
+    assert "white-space:nowrap'>a</td>" in html
+
+
+def test_ipython_shows_a_table_as_text_and_as_html():
+    from IPython.core.formatters import DisplayFormatter
+
+    table = Table(["a"], [["PASS"]])
+    data, _ = DisplayFormatter().format(table)
+    assert data == {"text/plain": "a\n----\nPASS", "text/html": table.html()}
 
 
 def test_error_line_has_the_type_the_reason_or_the_code_and_one_line():
@@ -143,3 +232,46 @@ def test_a_failing_scorecard_explains_each_failure_only():
         "normal    legacy  PASS\n"
         "repeat    legacy  FAIL     raises an error (no list)  no result within 3 s  remember cursors\n"
         "1/2 scenarios pass")
+    html = card._repr_html_()
+    assert html.startswith("<div class='course-scorecard'><table class='course-table'")
+    assert "class='course-pass'" in html and "class='course-fail'" in html
+    assert html.endswith("<div class='course-total' style='font-weight:bold; margin:4px 0; color:#a50e0e'>"
+                         "1/2 scenarios pass</div></div>")
+
+
+def test_a_failing_scorecard_with_long_messages_fits_100_characters():
+    observed = "raised CatalogError(cursor_repeated): the server sent a cursor it had already sent (page 2)"
+    bad = Verdict(scenario("repeat", expect=RAISES, hint="remember every cursor you sent and stop at a repeat"),
+                  False, observed)
+    card = Scorecard("Walker", [bad])
+    # Six columns share 90 characters: 23 each for the three long ones would put the observed
+    # message on 5 lines, so it goes under the table and the hint wraps in what is left.
+    assert card.text() == (
+        "Walker\n"
+        "scenario  era     verdict  expected                   observed  hint\n"
+        "--------  ------  -------  -------------------------  --------  ------------------------------------\n"
+        "repeat    legacy  FAIL     raises an error (no list)  (note 1)  remember every cursor you sent and\n"
+        "                                                                stop at a repeat\n"
+        "\n"
+        "note 1: raised CatalogError(cursor_repeated): the server sent a cursor it had already sent (page 2)\n"
+        "0/1 scenarios pass")
+
+
+def test_stored_rows_reads_a_wrapped_table_back(tmp_path):
+    import nbformat
+
+    from course_lib.tooling.regen import stored_rows
+
+    long = "remember every cursor you sent and stop when one comes back, whatever the page says next"
+    message = " ".join(["a message far too long for any column of this table"] * 6)
+    table = Table(["case", "verdict", "hint", "detail", "more"],
+                  [["one", "FAIL", long, message, "x " * 30], ["two", "PASS", "", "", ""]], "Title")
+    assert "(note 1)" in table.text() and "\n               stop when" in table.text()
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("show(table)")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=table.text() + "\n")]
+    nb.cells = [cell]
+    nbformat.write(nb, tmp_path / "t.ipynb")
+    rows = stored_rows(tmp_path / "t.ipynb", "show(table)")
+    assert rows == [{"case": "one", "verdict": "FAIL", "hint": long, "detail": message, "more": ("x " * 30).strip()},
+                    {"case": "two", "verdict": "PASS", "hint": "", "detail": "", "more": ""}]

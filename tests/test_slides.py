@@ -72,3 +72,40 @@ def test_every_chapter_exports_a_sensible_deck(path, exported):
     assert parser.counts.get(1) == kinds.count("slide")
     assert parser.counts.get(2) == kinds.count("slide") + kinds.count("subslide")
     assert "reveal" in html and nb.cells[0].source.splitlines()[0].lstrip("# ") in html
+
+
+def _widget_notebook():
+    """A chapter-like notebook whose code cell displayed a WireViewer, stored as `make regen` stores it."""
+    from IPython.core.formatters import DisplayFormatter
+
+    from course_lib.labs import Wire
+    from course_lib.tooling.regen import normalise
+    from course_lib.widgets import WireViewer
+
+    wire = Wire()
+    wire.record("→", '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}')
+    wire.record("←", '{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid cursor"}}')
+    data, _ = DisplayFormatter().format(WireViewer(wire))
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("WireViewer(lab.wire)", execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("execute_result", data=data, execution_count=1)]
+    nb.cells = [nbformat.v4.new_markdown_cell("# A widget"), nbformat.v4.new_markdown_cell("## The transcript"), cell]
+    normalise(nb)
+    return nb
+
+
+def test_a_widget_is_stored_with_a_still_of_its_first_state():
+    output = _widget_notebook().cells[2].outputs[0]
+    assert sorted(output.data) == ["text/html", "text/plain"], "the random widget view is dropped, the still kept"
+    still = output.data["text/html"]
+    assert still.startswith("<div class='course-widget-still'>") and "<table class='course-table'" in still
+    assert "class='course-refused'" in still and "error -32602: Invalid cursor" in still
+    assert "(run the cell in JupyterLab" not in still
+
+
+def test_the_static_deck_shows_the_widget_still_not_a_placeholder(tmp_path):
+    path = tmp_path / "99_widget.ipynb"
+    nbformat.write(_widget_notebook(), path)
+    html = slides.export(path, tmp_path / "out").read_text(encoding="utf-8")
+    assert "course-widget-still" in html and "error -32602: Invalid cursor" in html
+    assert "(run the cell in JupyterLab" not in html

@@ -9,6 +9,7 @@ observed and a hint. A crash or a hang becomes a verdict, never a stuck kernel.
 """
 from __future__ import annotations
 
+import html
 import json
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
@@ -73,18 +74,29 @@ class Scorecard:
                          "" if v.passed else v.observed, "" if v.passed else s.hint])
         return Table(["scenario", "era", "verdict", "expected", "observed", "hint"], rows, self.title)
 
-    def text(self) -> str:
+    def total(self) -> str:
         ok = sum(v.passed for v in self.verdicts)
         total = f"{ok}/{len(self.verdicts)} scenarios pass"
-        if self.passed:
-            total += " — well done."
-        return f"{self.table().text()}\n{total}"
+        return total + " — well done." if self.passed else total
+
+    def text(self) -> str:
+        """The plain-text card (what nbval compares): the table, then the total on one line."""
+        return f"{self.table().text()}\n{self.total()}"
+
+    def html(self) -> str:
+        """The card for JupyterLab and the slides: the HTML table (PASS and FAIL highlighted), the total."""
+        style = "font-weight:bold; margin:4px 0; color:" + ("#137333" if self.passed else "#a50e0e")
+        return (f"<div class='course-scorecard'>{self.table().html()}"
+                f"<div class='course-total' style='{style}'>{html.escape(self.total(), quote=False)}</div></div>")
 
     def __repr__(self) -> str:
         return self.text()
 
     def _repr_pretty_(self, printer, cycle) -> None:
         printer.text(self.text())
+
+    def _repr_html_(self) -> str:
+        return self.html()
 
 
 def describe_expectation(expect: dict) -> str:

@@ -66,9 +66,23 @@ def stored_text(path: Path, source_contains: str) -> str:
 
 
 def stored_rows(path: Path, source_contains: str) -> list[dict[str, str]]:
-    """The rows of the ``display.Table`` that cell stored, as ``{column: text}`` (a title line is skipped)."""
+    """The rows of the ``display.Table`` that cell stored, as ``{column: text}`` (a title line is skipped).
+
+    A line whose first column is blank continues the row above (a long cell wrapped inside its
+    column; its parts are joined with a space), and a ``(note N)`` cell is replaced by note N
+    from under the table. The table ends at its first blank line.
+    """
     lines = stored_text(path, source_contains).rstrip("\n").splitlines()
     rule = next(i for i, line in enumerate(lines) if line and set(line) <= {"-", " "})
+    end = next((i for i in range(rule + 1, len(lines)) if not lines[i].strip()), len(lines))
+    notes: dict[str, str] = {}
+    for line in lines[end + 1:]:
+        if line.startswith("note ") and ": " in line:
+            key, _, text = line.partition(": ")
+            notes[f"({key})"] = text
+            last = key
+        elif line.startswith("  ") and notes:
+            notes[f"({last})"] += " " + line.strip()
     spans, start = [], 0
     for dashes in lines[rule].split("  "):
         if dashes:
@@ -76,8 +90,17 @@ def stored_rows(path: Path, source_contains: str) -> list[dict[str, str]]:
         start += len(dashes) + 2
     header = lines[rule - 1]
     names = [header[a:b].strip() for a, b in spans]
-    return [{n: line[a:b + 1].strip() if i + 1 < len(spans) else line[a:].strip()
-             for i, (n, (a, b)) in enumerate(zip(names, spans))} for line in lines[rule + 1:]]
+    rows: list[dict[str, str]] = []
+    for line in lines[rule + 1:end]:
+        cells = [line[a:b + 1].strip() if i + 1 < len(spans) else line[a:].strip()
+                 for i, (a, b) in enumerate(spans)]
+        if rows and not cells[0]:
+            for n, v in zip(names, cells):
+                if v:
+                    rows[-1][n] = f"{rows[-1][n]} {v}".strip()
+        else:
+            rows.append(dict(zip(names, cells)))
+    return [{n: notes.get(v, v) for n, v in row.items()} for row in rows]
 
 
 def execute(path: Path) -> None:

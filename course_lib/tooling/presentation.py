@@ -1,0 +1,205 @@
+"""Is a chapter presentable? The measures behind ``tests/test_presentation.py``.
+
+An instructor presents a chapter as slides (``make slides``) or live in JupyterLab, so every
+chapter keeps to a few rules:
+
+* ``headings``: a markdown cell that opens a slide begins with its heading, and no markdown cell
+  holds prose above a ``##``/``###`` heading (that prose belongs on the previous slide);
+* ``slide_length``: no slide is longer than ``MAX_SLIDE_LINES`` rendered lines (``rendered_lines``);
+* ``line_width``: every code line and every stored text output line fits ``WIDTH`` characters;
+* ``minutes``: the estimate (markdown words / ``WORDS_PER_MINUTE`` + one minute a code cell)
+  stays within ``MAX_MINUTES``;
+* ``next_link``: every chapter but the last ends with ``**Next:** [NN_name](NN_name.ipynb)``
+  naming the chapter that follows it.
+
+``python -m course_lib.tooling.presentation [NOTEBOOK ...]`` prints each chapter's estimate
+and problems (every chapter when none is named); it exits 1 if any chapter has a problem.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from course_lib.paths import NOTEBOOKS
+from course_lib.tooling.slides import CONTINUE, SLIDE, SUBSLIDE, heading_levels, slide_type
+
+WIDTH = 100
+MAX_SLIDE_LINES = 40
+MAX_MINUTES = 40
+WORDS_PER_MINUTE = 130
+NEXT = re.compile(r"^\*\*Next:\*\*\s*\[[^\]]+\]\(([^)]+\.ipynb)\)")
+_HEADING = re.compile(r"^#{1,6}\s")
+
+
+def chapters(folder: Path = NOTEBOOKS) -> list[Path]:
+    return sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+
+
+def _source(cell) -> str:
+    return cell.source if isinstance(cell.source, str) else "".join(cell.source)
+
+
+def _hidden(cell) -> bool:
+    return bool(cell.metadata.get("jupyter", {}).get("source_hidden"))
+
+
+def output_lines(cell) -> list[str]:
+    """The lines a code cell's stored outputs show as text: streams, ``text/plain``, errors."""
+    lines: list[str] = []
+    for output in cell.get("outputs", []):
+        kind = output.get("output_type")
+        if kind == "stream":
+            text = output.get("text", "")
+        elif kind in ("execute_result", "display_data"):
+            text = output.get("data", {}).get("text/plain", "")
+        elif kind == "error":
+            text = f"{output.get('ename', '')}: {output.get('evalue', '')}"
+        else:
+            continue
+        text = text if isinstance(text, str) else "".join(text)
+        lines += text.rstrip("\n").splitlines()
+    return lines
+
+
+def rendered_lines(cell) -> int:
+    """How many lines a cell takes on a slide: its markdown or code source lines (a hidden
+    source counts nothing) plus its stored output lines, a line over ``WIDTH`` characters
+    counting as two. Trailing blank lines count nothing."""
+    lines = [] if cell.cell_type == "code" and _hidden(cell) else _source(cell).rstrip().splitlines()
+    if cell.cell_type == "code":
+        lines += output_lines(cell)
+    return sum(1 if len(line) <= WIDTH else 2 for line in lines)
+
+
+def slides_of(nb) -> list[list[int]]:
+    """The cells of each slide (or sub-slide), by index, from the stored slide metadata that
+    ``make regen`` writes (derived from the headings when a cell has none)."""
+    slides: list[list[int]] = []
+    for i, cell in enumerate(nb.cells):
+        kind = cell.metadata.get("slideshow", {}).get("slide_type") or slide_type(cell, i == 0)
+        if kind in (SLIDE, SUBSLIDE) or not slides:
+            slides.append([i])
+        elif kind == CONTINUE:
+            slides[-1].append(i)
+    return slides
+
+
+def minutes(nb) -> float:
+    words = sum(len(_source(c).split()) for c in nb.cells if c.cell_type == "markdown")
+    return words / WORDS_PER_MINUTE + sum(c.cell_type == "code" for c in nb.cells)
+
+
+def _first_line(text: str) -> str:
+    return next((line for line in text.splitlines() if line.strip()), "")
+
+
+def heading_problems(nb) -> list[str]:
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        source = _source(cell)
+        opens = cell.metadata.get("slideshow", {}).get("slide_type") in (SLIDE, SUBSLIDE) or i == 0
+        starts = bool(_HEADING.match(_first_line(source)))
+        if opens and not starts:
+            problems.append(f"cell {i} opens a slide but begins with {_first_line(source)[:50]!r}, not its heading")
+        elif not starts and any(level in (2, 3) for level in heading_levels(source)):
+            problems.append(f"cell {i} has prose before its heading {_first_heading(source)!r}")
+    return problems
+
+
+def _first_heading(source: str) -> str:
+    return next((line for line in source.splitlines() if _HEADING.match(line)), "")[:60]
+
+
+def slide_problems(nb) -> list[str]:
+    problems = []
+    for cells in slides_of(nb):
+        total = sum(rendered_lines(nb.cells[i]) for i in cells)
+        if total > MAX_SLIDE_LINES:
+            title = _first_line(_source(nb.cells[cells[0]]))[:50]
+            problems.append(f"slide at cell {cells[0]} ({title!r}) has {total} lines "
+                            f"(cells {cells[0]}–{cells[-1]}; at most {MAX_SLIDE_LINES})")
+    return problems
+
+
+def width_problems(nb) -> list[str]:
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        code = [len(line) for line in _source(cell).splitlines() if len(line) > WIDTH]
+        out = [len(line) for line in output_lines(cell) if len(line) > WIDTH]
+        if code:
+            problems.append(f"cell {i}: {len(code)} code line(s) over {WIDTH} characters (longest {max(code)})")
+        if out:
+            problems.append(f"cell {i}: {len(out)} output line(s) over {WIDTH} characters (longest {max(out)})")
+    return problems
+
+
+def next_link_problems(path: Path, nb, following: Path | None) -> list[str]:
+    """The last cell must be markdown ending with a ``**Next:**`` link to the following chapter
+    (the last chapter needs none; a link it has must lead to an existing notebook)."""
+    last = nb.cells[-1] if nb.cells else None
+    text = _source(last).rstrip().splitlines() if last is not None and last.cell_type == "markdown" else []
+    match = NEXT.match(text[-1]) if text else None
+    if match is None:
+        return [] if following is None else [f"does not end with a '**Next:** [{following.stem}]"
+                                             f"({following.name})' line"]
+    target = match.group(1)
+    if not (path.parent / target).exists():
+        return [f"**Next:** links to {target}, which does not exist"]
+    if following is not None and target != following.name:
+        return [f"**Next:** links to {target}, but the next chapter is {following.name}"]
+    return []
+
+
+@dataclass
+class Report:
+    path: Path
+    minutes: float
+    slides: int
+    problems: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not any(self.problems.values())
+
+
+def check(path: Path, following: Path | None) -> Report:
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    estimate = minutes(nb)
+    report = Report(path, estimate, len(slides_of(nb)))
+    report.problems = {
+        "headings": heading_problems(nb),
+        "slide_length": slide_problems(nb),
+        "line_width": width_problems(nb),
+        "minutes": [f"estimated {estimate:.0f} minutes (at most {MAX_MINUTES})"] if estimate > MAX_MINUTES else [],
+        "next_link": next_link_problems(path, nb, following),
+    }
+    return report
+
+
+def check_all(paths: list[Path] | None = None) -> list[Report]:
+    """Every chapter's report; a chapter's successor is the next one in the notebooks folder."""
+    every = chapters()
+    paths = paths or every
+    return [check(p, next((q for q in every if q.name > p.name), None) if p in every else None) for p in paths]
+
+
+def main(argv: list[str]) -> int:
+    reports = check_all([Path(a).resolve() for a in argv] or None)
+    for r in reports:
+        print(f"{'ok  ' if r.ok else 'FAIL'} {r.path.name}: {r.minutes:.0f} min, {r.slides} slides")
+        for rule, problems in r.problems.items():
+            for problem in problems:
+                print(f"     {rule}: {problem}")
+    return 0 if all(r.ok for r in reports) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
