@@ -143,8 +143,9 @@ def next_link_problems(path: Path, nb, following: Path | None) -> list[str]:
     """The last cell must be markdown ending with a ``**Next:**`` link to the following chapter
     (the last chapter needs none; a link it has must lead to an existing notebook)."""
     last = nb.cells[-1] if nb.cells else None
-    text = _source(last).rstrip().splitlines() if last is not None and last.cell_type == "markdown" else []
-    match = NEXT.match(text[-1]) if text else None
+    text = _source(last).strip() if last is not None and last.cell_type == "markdown" else ""
+    paragraph = " ".join(text.split("\n\n")[-1].split())  # the last paragraph, however it wraps
+    match = NEXT.match(paragraph)
     if match is None:
         return [] if following is None else [f"does not end with a '**Next:** [{following.stem}]"
                                              f"({following.name})' line"]
