@@ -72,7 +72,7 @@ async def test_unknown_scenario_is_a_clear_error():
         await grade_refresh(first_page, only=["nope"])
 
 
-# -- the capstone: every scenario of chapters 1-3 plus the combined servers ---------------------
+# -- the capstone: every scenario of chapters 1-4 plus the combined servers ---------------------
 
 async def truthy_cursor(active, open_candidate):
     names, cursor = [], None

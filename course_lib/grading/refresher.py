@@ -96,5 +96,5 @@ async def grade_refresh(student: Callable, battery: str = "refresh", *, only: li
 
 async def grade_capstone(student: Callable, *, only: list[str] | None = None, eras: list[str] | None = None,
                          budget: float | None = None) -> Scorecard:
-    """The capstone: every walk and refresh scenario of chapters 1-3 plus the combined ones."""
+    """The capstone: every walk and refresh scenario of chapters 1-4 plus the combined ones."""
     return await grade_refresh(student, "capstone", only=only, eras=eras, budget=budget)
