@@ -98,7 +98,7 @@ async def latest_wins(active, open_candidate):
 
 
 async def test_capstone_reference_passes_everything():
-    card = await grade_capstone(reference("10_capstone.ipynb", "my_refresher"))
+    card = await grade_capstone(reference("11_capstone.ipynb", "my_refresher"))
     assert card.passed, card.text()
     assert len(card.verdicts) == 29
     names = {v.scenario.name for v in card.verdicts}
