@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -61,6 +62,7 @@ class ServerProcess:
     ``fastlaunch.Forked`` ("fast": forked by the fork server)."""
 
     workdir: Path | None = None  # the lab directory, set by ``launch``: what ``stop`` sweeps
+    started: float | None = None  # ``time.time()`` just before ``launch`` started it
     swept: tuple[int, ...] = ()  # leftover processes of the lab that ``stop``'s sweep had to kill
     _stopped = False
 
@@ -122,7 +124,8 @@ class ServerProcess:
             if self.workdir is not None:
                 from course_lib._runtime import proctree  # noqa: PLC0415 (imports this module)
 
-                self.swept = tuple(await proctree.sweep(self.pid, self.workdir, spare=frozenset({self.pid})))
+                self.swept = tuple(await proctree.sweep(self.pid, self.workdir, spare=frozenset({self.pid}),
+                                                        since=self.started))
             return self.swept
 
     def _release(self) -> None:
@@ -156,9 +159,10 @@ async def launch(argv: Sequence[str], workdir: Path, *, fast: bool = False, env:
     ``workdir/stderr.log``, in ``cwd`` (the course root by default), in a process group of its own.
     ``fast`` (a course server's argv only) lets the fork server start it. Its ``stop`` also sweeps
     ``workdir``'s processes."""
+    started = time.time()
     with open(workdir / STDERR_LOG, "wb") as errlog:
         process = await spawn(argv, server_env(workdir, env), Path(cwd or ROOT), errlog, fast=fast)
-    process.workdir = workdir
+    process.workdir, process.started = workdir, started
     return process
 
 

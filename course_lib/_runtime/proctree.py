@@ -31,6 +31,7 @@ from course_lib._runtime.process import pid_alive
 
 SWEEP_ROUNDS = 20  # a process that keeps forking is re-scanned until a scan finds nothing new
 _POLL = 0.01
+_CLOCK_SLACK = 1.0  # process start times are kept in clock ticks: compare with a second to spare
 
 
 def _in_group_of(pid: int, leader: int) -> bool:
@@ -49,21 +50,28 @@ def _marked(proc: psutil.Process, workdir: str, inside: tuple[str, ...]) -> bool
         return False
 
 
-def lab_processes(server_pid: int | None, workdir: str | os.PathLike) -> set[int]:
-    """Live (non-zombie) processes that belong to the lab of ``server_pid`` in ``workdir``."""
+def lab_processes(server_pid: int | None, workdir: str | os.PathLike, since: float | None = None) -> set[int]:
+    """Live (non-zombie) processes that belong to the lab of ``server_pid`` in ``workdir``.
+
+    ``since`` (a ``time.time()`` taken before the server started) skips the costly look at the
+    environment and open files of every process created before it: nothing the lab started can be
+    older than the lab."""
     workdir = str(Path(workdir))
     # Open files are listed by their resolved path (macOS's temporary directory is behind a symlink).
     inside = tuple({os.path.join(workdir, ""), os.path.join(os.path.realpath(workdir), "")})
     me = os.getpid()
     table: dict[int, psutil.Process] = {}
     children: dict[int, list[int]] = {}
-    for proc in psutil.process_iter(["ppid", "status"]):
+    young: set[int] = set()
+    for proc in psutil.process_iter(["ppid", "status", "create_time"]):
         if proc.pid != me and proc.info["status"] not in (None, psutil.STATUS_ZOMBIE):
             table[proc.pid] = proc
             children.setdefault(proc.info["ppid"], []).append(proc.pid)
-    found = {pid for pid, proc in table.items()
+            if since is None or (proc.info["create_time"] or 0) >= since - _CLOCK_SLACK:
+                young.add(proc.pid)
+    found = {pid for pid in young
              if server_pid is not None and (pid == server_pid or _in_group_of(pid, server_pid))
-             or _marked(proc, workdir, inside)}
+             or _marked(table[pid], workdir, inside)}
     stack = list(found)
     while stack:
         for child in children.get(stack.pop(), ()):
@@ -82,7 +90,7 @@ def _reap(pid: int) -> None:
 
 
 async def sweep(server_pid: int | None, workdir: str | os.PathLike, *, grace: float = 2.0,
-                spare: frozenset[int] = frozenset()) -> list[int]:
+                spare: frozenset[int] = frozenset(), since: float | None = None) -> list[int]:
     """SIGKILL every process of the lab until a scan finds none; return the pids it killed.
 
     ``spare`` are pids this process must not reap itself (the server, which its own launcher
@@ -91,7 +99,7 @@ async def sweep(server_pid: int | None, workdir: str | os.PathLike, *, grace: fl
     killed: list[int] = []
     deadline = time.monotonic() + grace
     for _ in range(SWEEP_ROUNDS):
-        targets = lab_processes(server_pid, workdir)
+        targets = lab_processes(server_pid, workdir, since)
         if not targets:
             break
         for pid in targets:
