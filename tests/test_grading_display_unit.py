@@ -10,7 +10,7 @@ from mcp import MCPError
 from course_lib import CatalogError
 from course_lib.display import Table, cell_kind, error_line, fit_widths, wire_table, wrap_cell
 from course_lib.grading.core import CRASH, FAILURES, HANG, LAB, MISSING_REFUSAL, STARTER_HINT, WRONG_REFUSAL, \
-    Scenario, Scorecard, Verdict, hint_for, judge_names, judge_on_wire, load_battery, observe
+    Scenario, Scorecard, Verdict, budget_of, hint_for, judge_names, judge_on_wire, load_battery, observe
 from course_lib.labs import Wire
 from course_lib.walker import Catalog
 
@@ -399,6 +399,16 @@ def test_a_hint_can_depend_on_the_era():
     assert (legacy.hint, modern.hint) == ("walk again from page 1", "refresh page 1")
     card = Scorecard("T", [legacy, modern])
     assert "hint legacy" in card.text() and "hint 2026-07-28" in card.text()
+
+
+def test_a_row_of_every_era_names_no_era_in_its_failure():
+    card = Scorecard("Allowlist", [Verdict(scenario("design", "any", expect={"value": True}), False, "returned False")])
+    assert "1. design — failed\n   expected  returns True\n   observed  returned False" in card.text()
+
+
+@pytest.mark.parametrize("battery, seconds", [("walk", 20), ("uris", 10), ("stateless", 20)])
+def test_the_budget_a_task_cell_prints_comes_from_the_battery(battery, seconds):
+    assert budget_of(battery) == seconds
 
 
 @pytest.mark.parametrize("battery", ["walk", "uris", "stateless"])

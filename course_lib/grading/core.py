@@ -42,6 +42,7 @@ CRASH, WRONG_RESULT, MISSING_REFUSAL, WRONG_REFUSAL, HANG, LAB = (
 FAILURES = (CRASH, WRONG_RESULT, MISSING_REFUSAL, WRONG_REFUSAL, HANG, LAB)
 
 CRASH_PREFIX = "your code crashed: "
+ANY_ERA = "any"  # a row that needs no server (the allowlist's URI rows)
 STARTER_HINT = ("This is still the starter: replace `raise NotImplementedError(...)` with your code in the "
                 "exercise cell, run that cell, then run this check again.")
 CRASH_HINT = ("Your function stopped with an error of its own before it answered: read the last line of "
@@ -224,7 +225,8 @@ class Scorecard:
 
         previous = None
         for n, e in enumerate(entries, 1):
-            heading = f"{n}. {e['scenario']} — failed in {', '.join(e['eras'])}"
+            eras = [era for era in e["eras"] if era != ANY_ERA]  # a row of every era names none
+            heading = f"{n}. {e['scenario']} — failed" + (f" in {', '.join(eras)}" if eras else "")
             same = (e["observed"], e["hints"]) == previous
             previous = (e["observed"], e["hints"])
             if same:  # the same failure as the entry above: one line says so
@@ -276,6 +278,11 @@ def load_battery(name: str) -> tuple[str, list[Scenario], dict]:
                           s["expect"], s["hint"], tuple(s.get("args", ())), dict(s.get("hints", {})))
                  for s in spec["scenarios"] for era in s.get("eras", spec.get("eras", ["legacy"]))]
     return spec["title"], scenarios, spec
+
+
+def budget_of(battery: str) -> float:
+    """The time budget of one call in ``fixtures/grading/BATTERY.json``: what a task cell prints."""
+    return load_battery(battery)[2]["budget_seconds"]
 
 
 def _names(result: Any) -> list[str] | None:
@@ -401,7 +408,7 @@ def _watched(budget: float):
             previous, timer = _saved
             _saved = None
             signal.setitimer(signal.ITIMER_REAL, *timer)
-            signal.signal(signal.SIGALRM, previous)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
 
 
 def _give_time_back(stopped: _Watch) -> None:
