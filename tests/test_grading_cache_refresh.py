@@ -6,7 +6,7 @@ from mcp import MCPError
 
 from course_lib.grading.cache_refresh import grade_cache_refresh
 from course_lib.grading.core import CRASH, HANG, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
-from course_lib.tooling.student_copy import reference_solution
+from reference_loader import reference as load_reference
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
@@ -14,13 +14,9 @@ ALL = ["unchanged catalog", "changed since last refresh", "changed after a refre
        "expired cursor after a change", "expired after a refresh", "catalog never settles"]
 
 
-def reference(name: str = "my_refresh"):
-    """``reference_<name>`` once the chapter follows the exercise convention, else ``name``."""
-    namespace = {"MCPError": MCPError, "types": types}
-    try:
-        return reference_solution("09_stateless_cache.ipynb", f"reference_{name}", namespace)
-    except KeyError:
-        return reference_solution("09_stateless_cache.ipynb", name, namespace)
+def reference():
+    """The chapter's reference refresh (``reference_my_refresh``, or ``my_refresh`` in an older chapter)."""
+    return load_reference("09_stateless_cache.ipynb", "my_refresh", {"MCPError": MCPError, "types": types})[0]
 
 
 async def walk(client, first_page="refresh"):

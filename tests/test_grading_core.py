@@ -10,7 +10,7 @@ from mcp.types import PaginatedRequestParams
 from course_lib import CatalogError
 from course_lib.grading.core import CRASH, HANG, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, Scorecard, \
     grade_walker, load_battery
-from course_lib.tooling.student_copy import reference_solution
+from reference_loader import reference as load_reference
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
@@ -18,15 +18,11 @@ NAMES_ROWS = ["normal", "single page", "empty catalog", "empty-string cursor", "
 
 
 def reference(notebook: str, name: str):
-    """The chapter's reference: ``reference_<name>`` once the chapter follows the exercise
-    convention, else ``name`` (an older chapter); with what its earlier cells define."""
-    namespace = {"PaginatedRequestParams": PaginatedRequestParams, "CatalogError": CatalogError,
-                 "MCPError": MCPError,
-                 "page_params": lambda c: None if c is None else PaginatedRequestParams(cursor=c)}
-    try:
-        return reference_solution(notebook, f"reference_{name}", namespace), True
-    except KeyError:
-        return reference_solution(notebook, name, namespace), False
+    """The chapter's reference (``reference_<name>`` or, in an older chapter, ``name``) and whether
+    the chapter follows the exercise convention; with what its earlier cells define."""
+    return load_reference(notebook, name, {
+        "PaginatedRequestParams": PaginatedRequestParams, "CatalogError": CatalogError, "MCPError": MCPError,
+        "page_params": lambda c: None if c is None else PaginatedRequestParams(cursor=c)})
 
 
 def params(cursor):

@@ -378,7 +378,7 @@ def test_a_failing_scorecard_with_long_messages_fits_100_characters():
 
 @pytest.mark.parametrize("observed, failure, hint", [
     ("your code crashed: NotImplementedError: write it", CRASH, STARTER_HINT),
-    ("your code crashed: KeyError: 'x'", CRASH, "This scenario expects the refusal CatalogError(cursor_repeated)"),
+    ("your code crashed: KeyError: 'x'", CRASH, "Refuse with CatalogError(cursor_repeated) here"),
     ("no result within 3 s (stopped)", HANG, "Your function never finished and was stopped"),
     ("returned a partial catalog ['alpha'] instead of raising", MISSING_REFUSAL, "remember cursors"),
     ("raised CatalogError(page_budget): x, not CatalogError(cursor_repeated)", WRONG_REFUSAL, "refuse at page 2"),

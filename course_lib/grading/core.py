@@ -119,8 +119,8 @@ def hint_for(s: Scenario, failure: str, observed: str = "") -> str:
             return STARTER_HINT
         refusal = s.expect.get("refusal")
         if refusal:
-            return (f"{CRASH_HINT} This scenario expects the refusal {describe_refusal(refusal)}; "
-                    "any other exception counts as a crash.")
+            return (f"Refuse with {describe_refusal(refusal)} here: any other exception counts as a crash. "
+                    "If you did not mean to raise, read the last line of the error and fix that bug.")
         return f"{CRASH_HINT} {base}"
     if failure == HANG:
         return f"Your function never finished and was stopped: every loop needs a bound. {base}"
