@@ -128,6 +128,15 @@ async def retries_after_refusal(session):
         return await safe_walk(session)  # a second walk after the server refused a cursor
 
 
+async def asks_again_after_refusal(session):
+    """Sends one more request after the server refused a cursor, then passes the refusal on."""
+    try:
+        return await safe_walk(session)
+    except MCPError:
+        await session.list_tools()  # "is the server still there?": a request after the refusal
+        raise
+
+
 async def spins(session):
     await session.list_tools()
     while True:  # never awaits again: the event loop is blocked
@@ -224,6 +233,9 @@ async def test_a_correct_walker_in_another_style_passes_everything():
      "your code crashed: ValueError: 'alpha' appears twice"),
     (wrong_reason, "endless catalog", "normal", WRONG_REFUSAL,
      "raised CatalogError(cursor_repeated): something went wrong, not CatalogError(page_budget)"),
+    (asks_again_after_refusal, "catalog changed", "normal", WRONG_REFUSAL,
+     "raised MCPError -32602: Expired cursor: issued for catalog generation 1, current is 2 after 3 tools/list "
+     "requests (expected 2)"),
     (retries_after_refusal, "catalog changed", "normal", MISSING_REFUSAL,
      "returned a partial catalog ['alpha', 'beta', 'gamma']"),
 ])

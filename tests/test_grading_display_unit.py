@@ -280,6 +280,22 @@ async def test_a_call_that_never_gives_the_loop_back_is_stopped_and_the_watchdog
         signal.signal(signal.SIGALRM, before)
 
 
+async def test_a_timer_set_before_keeps_running():
+    def previous_handler(signum, frame):
+        raise AssertionError("the earlier timer must not fire during this test")
+
+    before = signal.signal(signal.SIGALRM, previous_handler)
+    signal.setitimer(signal.ITIMER_REAL, 100)
+    try:
+        assert await observe(lambda: anyio.sleep(0.3), 5) == ("returned", "", None)
+        remaining, interval = signal.getitimer(signal.ITIMER_REAL)
+        assert 99 < remaining < 99.8 and interval == 0
+        assert signal.getsignal(signal.SIGALRM) is previous_handler
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
 async def test_two_calls_side_by_side_one_spinning():
     results = {}
 

@@ -397,7 +397,7 @@ def _watched(budget: float):
     watch = _Watch(task, now, now + budget)
     if not _watches:
         previous = signal.signal(signal.SIGALRM, _on_tick)
-        _saved = (previous, signal.setitimer(signal.ITIMER_REAL, TICK, TICK))
+        _saved = (previous, signal.setitimer(signal.ITIMER_REAL, TICK, TICK), now)
     _watches[id(task)] = watch
     try:
         yield watch
@@ -405,9 +405,11 @@ def _watched(budget: float):
         watch.active = False
         _watches.pop(id(task), None)
         if not _watches and _saved is not None:
-            previous, timer = _saved
+            previous, (remaining, interval), since = _saved
             _saved = None
-            signal.setitimer(signal.ITIMER_REAL, *timer)
+            if remaining > 0:  # a timer someone else set keeps running, minus the time that passed
+                remaining = max(remaining - (time.monotonic() - since), 0.001)
+            signal.setitimer(signal.ITIMER_REAL, remaining, interval)
             signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
 
 
