@@ -1,4 +1,5 @@
-"""The URI allowlist grader: the reference solution passes, known-wrong checks fail at the expected scenario."""
+"""The URI allowlist grader (chapter 5): the starter scores 0, wrong checks fail at their scenario,
+a correct check of another style and the reference pass, and a check that loops is stopped."""
 import posixpath
 import time
 from urllib.parse import unquote, urlsplit
@@ -6,7 +7,8 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from course_lib.grading.allowlist import grade_allowlist
-from course_lib.tooling.student_copy import reference_solution
+from course_lib.grading.core import CRASH, HANG, WRONG_RESULT
+from reference_loader import reference as load_reference
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
@@ -15,8 +17,13 @@ BASE = "project://atlas/docs/"
 CANONICAL = {BASE + "requirements", BASE + "design", BASE + "release%20notes"}
 
 
-def reference(notebook: str, name: str):
-    return reference_solution(notebook, name)
+def reference():
+    """The chapter's reference check (``reference_my_is_allowed``, or ``my_is_allowed`` in an older chapter)."""
+    return load_reference("05_resources_and_uris.ipynb", "my_is_allowed")[0]
+
+
+def starter(uri: str) -> bool:
+    raise NotImplementedError("write your allowlist check here")
 
 
 def resolves_dots(uri):
@@ -37,28 +44,62 @@ def refuses_everything(uri):
     return False
 
 
-async def async_exact(uri):
-    return uri in CANONICAL
-
-
-def hangs(uri):
-    time.sleep(3)  # longer than the budget below; a finite sleep so the worker thread ends
-    return True
-
-
 def not_a_bool(uri):
     return "yes" if uri in CANONICAL else ""
 
 
-async def test_reference_solution_passes_everything():
-    card = await grade_allowlist(reference("05_resources_and_uris.ipynb", "my_is_allowed"))
+def crashes_on_odd_input(uri):
+    return uri.split("/docs/")[1] in {"requirements", "design", "release%20notes"}  # IndexError elsewhere
+
+
+def strips_whitespace(uri):
+    return uri.strip() in CANONICAL
+
+
+async def async_exact(uri):
+    """Another style: an async check, a tuple and a loop rather than a set."""
+    for allowed in (BASE + "requirements", BASE + "design", BASE + "release%20notes"):
+        if uri == allowed:
+            return True
+    return False
+
+
+def loops(uri):
+    while True:  # never returns, never sleeps
+        pass
+
+
+def sleeps(uri):
+    time.sleep(60)
+    return True
+
+
+async def async_loops(uri):
+    while True:
+        pass
+
+
+async def test_the_untouched_starter_scores_zero():
+    card = await grade_allowlist(starter)
+    assert len(card.verdicts) == 25 and card.failures() == card.verdicts, card.text()
+    crashed = "your code crashed: NotImplementedError: write your allowlist check here"
+    assert card.verdict_of("requirements").observed == crashed
+    assert card.verdict_of("served URIs are allowed", "legacy").observed == crashed
+    assert card.verdict_of("allowed URIs read OK", "legacy").observed == \
+        "allowed no URI at all, so nothing could be read"
+    assert card.text().endswith("0/25 scenarios pass")
+    assert "Time budget: 10 s a call" in card.text()
+
+
+async def test_the_reference_passes_everything():
+    card = await grade_allowlist(reference())
     assert card.passed, card.text()
     assert len(card.verdicts) == 25  # 21 URI rows + 2 server checks x 2 eras
     assert {v.scenario.era for v in card.verdicts} == {"any", "legacy", "2026-07-28"}
 
 
-async def test_an_async_check_is_graded_too():
-    card = await grade_allowlist(async_exact, eras=["legacy"])
+async def test_a_correct_check_in_another_style_passes():
+    card = await grade_allowlist(async_exact)
     assert card.passed, card.text()
 
 
@@ -67,21 +108,28 @@ async def test_an_async_check_is_graded_too():
     (resolves_dots, "allowed URIs read OK", "served URIs are allowed", "allowed 6 URIs the server refuses"),
     (unquotes_first, "encoded letter", "plus for space", "returned True (the server answers not-found)"),
     (unquotes_first, "raw space", "requirements", "returned True (the server answers not-found)"),
-    (unquotes_first, "allowed URIs read OK", "encoded dot-dot", "allowed 2 URIs the server refuses"),
     (prefix_match, "traversal ../private", "other scheme", "returned True (the server answers not-found)"),
     (prefix_match, "missing document", "served URIs are allowed", "returned True (the server answers not-found)"),
     (refuses_everything, "served URIs are allowed", "traversal ../private", "refused served ["),
-    (refuses_everything, "requirements", "allowed URIs read OK", "returned False"),
+    (refuses_everything, "allowed URIs read OK", "traversal ../private",
+     "allowed no URI at all, so nothing could be read"),  # no vacuous pass
     (not_a_bool, "requirements", "requirements", "returned 'yes', not True or False"),
+    (crashes_on_odd_input, "other scheme", "requirements", "your code crashed: IndexError: list index out of range"),
+    (strips_whitespace, "leading space", "trailing slash", "returned True (the server answers not-found)"),
 ])
-async def test_wrong_solutions_are_flagged_at_their_scenario(solution, failing, control, observed):
+async def test_wrong_checks_are_flagged_at_their_scenario(solution, failing, control, observed):
     card = await grade_allowlist(solution, eras=["legacy"])
-    assert_flagged(card, failing, control, observed)
+    verdict = assert_flagged(card, failing, control, observed)
+    assert verdict.failure_class == (CRASH if observed.startswith("your code crashed") else WRONG_RESULT)
     assert "FAIL" in card.text() and "expected" in card.text()
 
 
-async def test_a_check_that_hangs_gets_a_verdict_within_the_budget():
-    card = await grade_allowlist(hangs, only=["requirements", "design"], budget=0.5)
+@pytest.mark.parametrize("check", [loops, sleeps, async_loops])
+async def test_a_check_that_never_returns_is_stopped_within_the_budget(check):
+    started = time.monotonic()
+    card = await grade_allowlist(check, only=["requirements", "design"], budget=0.5)
+    assert time.monotonic() - started < 5
     first, second = card.verdicts
-    assert not first.passed and first.observed.startswith("no result within 0.5 s")
-    assert not second.passed and second.observed == "not asked: an earlier call did not return"
+    assert not first.passed and first.observed == "no result within 0.5 s (stopped)"
+    assert first.failure_class == HANG
+    assert not second.passed and second.observed == "not asked: an earlier call was stopped"

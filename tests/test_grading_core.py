@@ -1,23 +1,38 @@
-"""The autograder: reference solutions pass, known-wrong solutions fail at the expected scenario."""
+"""The walker grader (chapters 1 and 2): the starter scores 0, wrong walkers fail at their scenario,
+a correct walker of another style and the reference pass, and what hangs or spins is stopped."""
+import time
+
+import anyio
 import pytest
+from mcp import MCPError
 from mcp.types import PaginatedRequestParams
 
-from course_lib.grading.core import Scorecard, grade_walker
-from course_lib.tooling.student_copy import reference_solution
+from course_lib import CatalogError
+from course_lib.grading.core import CRASH, HANG, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, Scorecard, \
+    grade_walker, load_battery
+from reference_loader import reference as load_reference
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
+NAMES_ROWS = ["normal", "single page", "empty catalog", "empty-string cursor", "server order"]
 
 
 def reference(notebook: str, name: str):
-    """The reference solution, with what the chapter's earlier cells define."""
-    return reference_solution(notebook, name, {
-        "PaginatedRequestParams": PaginatedRequestParams,
+    """The chapter's reference (``reference_<name>`` or, in an older chapter, ``name``) and whether
+    the chapter follows the exercise convention; with what its earlier cells define."""
+    return load_reference(notebook, name, {
+        "PaginatedRequestParams": PaginatedRequestParams, "CatalogError": CatalogError, "MCPError": MCPError,
         "page_params": lambda c: None if c is None else PaginatedRequestParams(cursor=c)})
 
 
 def params(cursor):
     return None if cursor is None else PaginatedRequestParams(cursor=cursor)
+
+
+# -- the untouched starter and wrong walkers of different kinds --------------------------------
+
+async def starter(session, max_pages=32):
+    raise NotImplementedError("write your walker here")
 
 
 async def first_page_only(session):
@@ -51,7 +66,7 @@ async def swallow_errors(session):
             page = await session.list_tools(params=params(cursor))
             for t in page.tools:
                 if t.name in names:
-                    raise ValueError("duplicate")
+                    raise CatalogError("duplicate_name", "duplicate")
                 names.append(t.name)
             cursor = page.next_cursor
             if cursor is None or cursor in seen:
@@ -62,40 +77,228 @@ async def swallow_errors(session):
     return names  # a partial catalog on any failure
 
 
-async def crashes(session):
-    raise NotImplementedError("write your walker here")
+async def sorts_the_names(session):
+    return sorted(await safe_walk(session))
 
 
-async def test_reference_solutions_pass_everything():
-    card = await grade_walker(reference("02_cursor_failures.ipynb", "my_safe_walk"))
+async def one_request_too_many(session):
+    """Checks the cursor it sent rather than the one it got: the repeat is seen a request late."""
+    names, cursor, sent = [], None, set()
+    for _ in range(32):
+        page = await session.list_tools(params=params(cursor))
+        if cursor in sent:
+            raise CatalogError("cursor_repeated", "a cursor came back")
+        sent.add(cursor)
+        names += [t.name for t in page.tools]
+        cursor = page.next_cursor
+        if cursor is None:
+            return names
+    raise CatalogError("page_budget", "too many pages")
+
+
+async def typo_on_page_2(session):
+    page = await session.list_tools()
+    names = [t.name for t in page.tools]
+    cursor = page.next_cursor
+    while cursor is not None:
+        page = await session.list_tools(params=params(cursor))
+        names += [t.name for t in page.tools]
+        cursor = page.next_cursr  # the typo: AttributeError on page 2
+    return names
+
+
+async def refuses_with_value_error(session):
+    try:
+        return await safe_walk(session)
+    except CatalogError as exc:
+        raise ValueError(str(exc)) from None  # not the refusal chapter 2 teaches
+
+
+async def wrong_reason(session):
+    try:
+        return await safe_walk(session)
+    except CatalogError as exc:
+        raise CatalogError("cursor_repeated", "something went wrong") from exc
+
+
+async def retries_after_refusal(session):
+    try:
+        return await safe_walk(session)
+    except MCPError:
+        return await safe_walk(session)  # a second walk after the server refused a cursor
+
+
+async def asks_again_after_refusal(session):
+    """Sends one more request after the server refused a cursor, then passes the refusal on."""
+    try:
+        return await safe_walk(session)
+    except MCPError:
+        await session.list_tools()  # "is the server still there?": a request after the refusal
+        raise
+
+
+async def spins(session):
+    await session.list_tools()
+    while True:  # never awaits again: the event loop is blocked
+        pass
+
+
+async def awaits_forever(session):
+    await anyio.Event().wait()
+
+
+# -- correct walkers ---------------------------------------------------------------------------
+
+async def safe_walk(session, max_pages=32):
+    """A correct walker in the reference's style: a loop with a set of cursors and of names."""
+    names, seen, cursor = [], set(), None
+    for _ in range(max_pages):
+        page = await session.list_tools(params=params(cursor))
+        for t in page.tools:
+            if t.name in names:
+                raise CatalogError("duplicate_name", f"{t.name!r} appears twice")
+            names.append(t.name)
+        cursor = page.next_cursor
+        if cursor is None:
+            return names
+        if cursor in seen:
+            raise CatalogError("cursor_repeated", "the server sent a cursor it had already sent")
+        seen.add(cursor)
+    raise CatalogError("page_budget", f"no last page within {max_pages} pages")
+
+
+async def generator_walk(session, max_pages=32):
+    """Another style: an async generator of pages, a dict of names, errors raised where they show."""
+    async def pages():
+        cursors = []
+        request = None
+        while True:
+            if len(cursors) == max_pages:
+                raise CatalogError("page_budget", f"{max_pages} pages and no end")
+            page = await session.list_tools(params=request)
+            yield page.tools
+            if page.next_cursor is None:
+                return
+            if page.next_cursor in cursors:
+                raise CatalogError("cursor_repeated", f"cursor of page {cursors.index(page.next_cursor) + 1} again")
+            cursors.append(page.next_cursor)
+            request = PaginatedRequestParams(cursor=page.next_cursor)
+
+    found = {}
+    async for tools in pages():
+        for t in tools:
+            if found.setdefault(t.name, t) is not t:
+                raise CatalogError("duplicate_name", f"{t.name} twice")
+    return list(found)
+
+
+# -- tests -------------------------------------------------------------------------------------
+
+async def test_the_untouched_starter_scores_zero():
+    card = await grade_walker(starter)
+    assert len(card.verdicts) == 19 and card.failures() == card.verdicts, card.text()
+    assert {v.observed for v in card.verdicts} == {"your code crashed: NotImplementedError: write your walker here"}
+    assert {v.failure_class for v in card.verdicts} == {CRASH}
+    assert card.text().endswith("0/19 scenarios pass")
+    assert "Time budget: 20 s a call" in card.text()
+
+
+async def test_the_reference_solutions_pass():
+    safe, convention = reference("02_cursor_failures.ipynb", "my_safe_walk")
+    # An older chapter's reference raised ValueError: only the rows that return are its to pass.
+    card = await grade_walker(safe, only=None if convention else NAMES_ROWS)
     assert card.passed, card.text()
-    assert len(card.verdicts) == 17
-    card = await grade_walker(reference("01_pagination.ipynb", "my_walk"),
-                              only=["normal", "single page", "empty catalog", "empty-string cursor"])
+    first, _ = reference("01_pagination.ipynb", "my_walk")
+    card = await grade_walker(first, only=NAMES_ROWS)
     assert card.passed, card.text()
 
 
-@pytest.mark.parametrize("solution, failing, control, observed", [
-    (first_page_only, "normal", "single page", "returned ['alpha']"),
-    (falsy_cursor_ends, "empty-string cursor", "normal", "returned ['alpha']"),
-    (swallow_errors, "duplicate name", "normal", "returned a partial catalog ['alpha']"),
-    (swallow_errors, "catalog changed", "normal", "returned a partial catalog ['alpha']"),
-    (crashes, "normal", "normal", "raised NotImplementedError: write your walker here"),
+async def test_a_correct_walker_in_another_style_passes_everything():
+    card = await grade_walker(generator_walk)
+    assert card.passed, card.text()
+    assert len(card.verdicts) == 19
+
+
+@pytest.mark.parametrize("solution, failing, control, failure, observed", [
+    (first_page_only, "normal", "single page", WRONG_RESULT, "returned ['alpha']"),
+    (falsy_cursor_ends, "empty-string cursor", "normal", WRONG_RESULT, "returned ['alpha']"),
+    (sorts_the_names, "server order", "normal", WRONG_RESULT, "returned ['alpha', 'beta', 'gamma']"),
+    (swallow_errors, "duplicate name", "normal", MISSING_REFUSAL, "returned a partial catalog ['alpha']"),
+    (swallow_errors, "catalog changed", "normal", MISSING_REFUSAL, "returned a partial catalog ['alpha']"),
+    (one_request_too_many, "repeated cursor", "normal", WRONG_REFUSAL,
+     "raised CatalogError(cursor_repeated): a cursor came back after 3 tools/list requests (expected 2)"),
+    (typo_on_page_2, "normal", "single page", CRASH,
+     "your code crashed: AttributeError: 'ListToolsResult' object has no attribute 'next_cursr'"),
+    (refuses_with_value_error, "duplicate name", "normal", CRASH,
+     "your code crashed: ValueError: 'alpha' appears twice"),
+    (wrong_reason, "endless catalog", "normal", WRONG_REFUSAL,
+     "raised CatalogError(cursor_repeated): something went wrong, not CatalogError(page_budget)"),
+    (asks_again_after_refusal, "catalog changed", "normal", WRONG_REFUSAL,
+     "raised MCPError -32602: Expired cursor: issued for catalog generation 1, current is 2 after 3 tools/list "
+     "requests (expected 2)"),
+    (retries_after_refusal, "catalog changed", "normal", MISSING_REFUSAL,
+     "returned a partial catalog ['alpha', 'beta', 'gamma']"),
 ])
-async def test_wrong_solutions_are_flagged_at_their_scenario(solution, failing, control, observed):
+async def test_wrong_walkers_are_flagged_at_their_scenario(solution, failing, control, failure, observed):
     card = await grade_walker(solution, only=[failing, control], eras=["legacy"])
-    assert_flagged(card, failing, control, observed)
-    assert "FAIL" in card.text() and "expected" in card.text()
+    verdict = assert_flagged(card, failing, control, observed)
+    assert verdict.failure_class == failure
+    text = " ".join(card.text().split())  # the failures are wrapped at 100 characters
+    assert f"1. {failing} — failed in legacy" in text and "expected" in text
+    assert " ".join(verdict.hint.split()) in text
 
 
-async def test_a_walker_that_never_returns_gets_a_verdict_at_the_budget():
-    # Only the scenario that loops runs under a short budget (a loop is a loop, however loaded
-    # the machine); the control keeps the battery's own budget.
-    loops = await grade_walker(no_repeat_check, only=["repeated cursor"], eras=["legacy"], budget=3)
+async def test_a_walker_that_never_returns_is_stopped_at_the_budget():
+    # A loop that keeps awaiting (cancelled) and one that never awaits (stopped by the watchdog).
+    started = time.monotonic()
+    loops = await grade_walker(no_repeat_check, only=["repeated cursor"], eras=["legacy"], budget=2)
+    waits = await grade_walker(awaits_forever, only=["normal"], eras=["legacy"], budget=2)
+    spinning = await grade_walker(spins, only=["normal"], eras=["legacy"], budget=2)
     control = await grade_walker(no_repeat_check, only=["normal"], eras=["legacy"])
-    card = Scorecard(loops.title, loops.verdicts + control.verdicts)
-    verdict = assert_flagged(card, "repeated cursor", "normal", "no result within 3 s")
-    assert verdict.observed == "no result within 3 s (a loop that never ends?)"
+    assert time.monotonic() - started < 60
+    card = Scorecard(loops.title, loops.verdicts + waits.verdicts + spinning.verdicts + control.verdicts)
+    for verdict in (loops.verdicts[0], waits.verdicts[0], spinning.verdicts[0]):
+        assert verdict.observed == "no result within 2 s (stopped)"
+        assert verdict.failure_class == HANG
+    assert control.passed, control.text()
+    assert "Your function never finished and was stopped" in card.text()
+
+
+async def test_a_spinning_walker_does_not_spoil_the_other_scenarios():
+    async def spins_in_one_mode(session, max_pages=32):
+        names, seen, cursor = [], set(), None
+        for _ in range(max_pages):
+            page = await session.list_tools(params=params(cursor))
+            if not page.tools and cursor is None:  # the empty catalog only: page 1 is empty
+                while True:
+                    pass
+            for t in page.tools:
+                if t.name in names:
+                    raise CatalogError("duplicate_name", f"{t.name!r} appears twice")
+                names.append(t.name)
+            cursor = page.next_cursor
+            if cursor is None:
+                return names
+            if cursor in seen:
+                raise CatalogError("cursor_repeated", "a cursor came back")
+            seen.add(cursor)
+        raise CatalogError("page_budget", "too many pages")
+
+    # The scenarios run side by side: while one call holds the event loop the others wait,
+    # and their budgets move on by the time it held it.
+    card = await grade_walker(spins_in_one_mode, only=["empty catalog", "normal", "duplicate name"],
+                              eras=["legacy"], budget=3)
+    assert [v.scenario.name for v in card.failures()] == ["empty catalog"], card.text()
+
+
+def test_every_row_of_the_battery_states_its_requests_and_refusal():
+    _, scenarios, spec = load_battery("walk")
+    for s in scenarios:
+        assert isinstance(s.expect.get("requests"), int), s.name
+        if s.expect.get("raises"):
+            assert s.expect["refusal"]["type"] in ("CatalogError", "MCPError"), s.name
+    order = next(s for s in scenarios if s.name == "server order").expect["names"]
+    assert order != sorted(order), "the server-order row must not be alphabetical"
 
 
 async def test_unknown_scenario_is_a_clear_error():

@@ -1,4 +1,7 @@
 """The graders' judging and the display helpers, without any server: expected values by hand."""
+import signal
+import time
+
 import anyio
 import mcp_types as types
 import pytest
@@ -6,7 +9,8 @@ from mcp import MCPError
 
 from course_lib import CatalogError
 from course_lib.display import Table, cell_kind, error_line, fit_widths, wire_table, wrap_cell
-from course_lib.grading.core import Scenario, Scorecard, Verdict, judge_names, observe
+from course_lib.grading.core import CRASH, FAILURES, HANG, LAB, MISSING_REFUSAL, STARTER_HINT, WRONG_REFUSAL, \
+    Scenario, Scorecard, Verdict, budget_of, hint_for, judge_names, judge_on_wire, load_battery, observe
 from course_lib.labs import Wire
 from course_lib.walker import Catalog
 
@@ -144,6 +148,13 @@ def test_wire_table_labels_cursors_in_order_of_appearance():
 
 # -- judging a walker's outcome ----------------------------------------------------------------
 
+REPEATED = {"raises": True, "refusal": {"type": "CatalogError", "reason": "cursor_repeated"}, "requests": 2}
+EXPIRED = {"raises": True, "refusal": {"type": "MCPError", "code": -32602}}
+REPEAT_ERROR = CatalogError("cursor_repeated", "a cursor came back")
+BUDGET_ERROR = CatalogError("page_budget", "no last page within 32 pages")
+CURSOR_ERROR = MCPError(types.INVALID_PARAMS, "Invalid cursor")
+
+
 @pytest.mark.parametrize("expect, kind, value, verdict", [
     (NAMES, "returned", ["alpha", "beta"], (True, "returned ['alpha', 'beta']")),
     (NAMES, "returned", ["beta", "alpha"], (False, "returned ['beta', 'alpha']")),  # order matters
@@ -152,12 +163,20 @@ def test_wire_table_labels_cursors_in_order_of_appearance():
     (NAMES, "returned", None, (False, "returned NoneType, not a list of names")),
     (RAISES, "returned", ["alpha"], (False, "returned a partial catalog ['alpha'] instead of raising")),
     (RAISES, "returned", [], (False, "returned a partial catalog [] instead of raising")),
-    (RAISES, "raised", None, (True, "raised CatalogError(duplicate_name): x")),
-    (NAMES, "raised", None, (False, "raised CatalogError(duplicate_name): x")),
-    (RAISES, "hung", None, (False, "no result within 1 s")),
+    (RAISES, "raised", REPEAT_ERROR, (True, "raised X")),  # no refusal named: any typed one
+    (REPEATED, "raised", REPEAT_ERROR, (True, "raised X")),
+    (REPEATED, "raised", BUDGET_ERROR, (False, "raised X, not CatalogError(cursor_repeated)")),
+    (REPEATED, "raised", CURSOR_ERROR, (False, "raised X, not CatalogError(cursor_repeated)")),
+    (EXPIRED, "raised", CURSOR_ERROR, (True, "raised X")),
+    (EXPIRED, "raised", MCPError(-32002, "gone"), (False, "raised X, not MCPError -32602")),
+    (NAMES, "raised", REPEAT_ERROR, (False, "raised X instead of returning")),
+    (RAISES, "crashed", ValueError("x"), (False, "your code crashed: ValueError: x")),  # a crash never passes
+    (REPEATED, "crashed", NotImplementedError("x"), (False, "your code crashed: ValueError: x")),
+    (RAISES, "hung", None, (False, "no result within 1 s (stopped)")),
 ])
 def test_judge_names(expect, kind, value, verdict):
-    observed = {"returned": "", "raised": "raised CatalogError(duplicate_name): x", "hung": "no result within 1 s"}
+    observed = {"returned": "", "raised": "raised X", "crashed": "your code crashed: ValueError: x",
+                "hung": "no result within 1 s (stopped)"}
     assert judge_names(expect, kind, observed[kind], value) == verdict
 
 
@@ -168,9 +187,27 @@ def test_judge_names_reads_tools_and_catalogs():
         (True, "returned ['alpha', 'beta']")
 
 
+class FakeFrame:
+    def __init__(self, method):
+        self.method = method
+
+
+@pytest.mark.parametrize("kind, value, n, passed, failure, observed", [
+    ("raised", REPEAT_ERROR, 2, True, None, "raised X"),
+    ("raised", REPEAT_ERROR, 3, False, WRONG_REFUSAL, "raised X after 3 tools/list requests (expected 2)"),
+    ("raised", REPEAT_ERROR, 1, False, WRONG_REFUSAL, "raised X after 1 tools/list request (expected 2)"),
+    ("returned", ["alpha"], 2, False, MISSING_REFUSAL, "returned a partial catalog ['alpha'] instead of raising"),
+])
+def test_a_refusal_is_judged_at_its_page_on_the_wire(kind, value, n, passed, failure, observed):
+    s = scenario("repeated cursor", expect=REPEATED)
+    sent = [FakeFrame("tools/list")] * n + [FakeFrame("tools/call")]
+    verdict = judge_on_wire(s, kind, "raised X", value, sent)
+    assert (verdict.passed, verdict.failure_class, verdict.observed) == (passed, failure, observed)
+
+
 # -- observing a student's call under a budget -------------------------------------------------
 
-async def test_observe_returns_raises_and_hangs():
+async def test_observe_returns_refusals_crashes_and_hangs():
     async def returns():
         return ["alpha"]
 
@@ -183,6 +220,9 @@ async def test_observe_returns_raises_and_hangs():
     async def own_bug():
         raise NotImplementedError("write your walker here")
 
+    async def value_error():
+        raise ValueError("the server repeated a cursor")
+
     never = anyio.Event()
 
     async def hangs():
@@ -194,21 +234,101 @@ async def test_observe_returns_raises_and_hangs():
         ("raised", "raised CatalogError(cursor_repeated): the server sent a cursor it had already sent (page 2)",
          "cursor_repeated")
     assert (await observe(protocol_error, 5))[:2] == ("raised", "raised MCPError -32602: Invalid cursor")
-    assert (await observe(own_bug, 5))[:2] == ("raised", "raised NotImplementedError: write your walker here")
-    assert await observe(hangs, 0.05) == ("hung", "no result within 0.05 s (a loop that never ends?)", None)
+    assert (await observe(own_bug, 5))[:2] == \
+        ("crashed", "your code crashed: NotImplementedError: write your walker here")
+    assert (await observe(value_error, 5))[:2] == \
+        ("crashed", "your code crashed: ValueError: the server repeated a cursor")
+    assert await observe(hangs, 0.05) == ("hung", "no result within 0.05 s (stopped)", None)
+
+
+async def test_a_call_that_never_gives_the_loop_back_is_stopped_and_the_watchdog_leaves():
+    def previous_handler(signum, frame):
+        pass
+
+    async def spins():
+        while True:
+            pass
+
+    async def swallows_everything():
+        while True:
+            try:
+                while True:
+                    pass
+            except Exception:  # the watchdog's stop is not an Exception
+                pass
+
+    def sync_loop():
+        while True:
+            pass
+
+    async def calls_sync_loop():
+        return sync_loop()
+
+    async def sleeps():
+        time.sleep(30)  # a blocking call in a coroutine: the loop is held too
+
+    before = signal.signal(signal.SIGALRM, previous_handler)
+    try:
+        for call in (spins, swallows_everything, calls_sync_loop, sleeps):
+            started = time.monotonic()
+            assert await observe(call, 0.5) == ("hung", "no result within 0.5 s (stopped)", None)
+            assert time.monotonic() - started < 3, call.__name__
+            assert signal.getsignal(signal.SIGALRM) is previous_handler, "the previous handler is back"
+            assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0), "and no timer is left running"
+        assert await observe(lambda: anyio.sleep(0.3), 5) == ("returned", "", None), "a slow call is not stopped"
+    finally:
+        signal.signal(signal.SIGALRM, before)
+
+
+async def test_a_timer_set_before_keeps_running():
+    def previous_handler(signum, frame):
+        raise AssertionError("the earlier timer must not fire during this test")
+
+    before = signal.signal(signal.SIGALRM, previous_handler)
+    signal.setitimer(signal.ITIMER_REAL, 100)
+    try:
+        assert await observe(lambda: anyio.sleep(0.3), 5) == ("returned", "", None)
+        remaining, interval = signal.getitimer(signal.ITIMER_REAL)
+        assert 99 < remaining < 99.8 and interval == 0
+        assert signal.getsignal(signal.SIGALRM) is previous_handler
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+async def test_two_calls_side_by_side_one_spinning():
+    results = {}
+
+    async def spins():
+        while True:
+            pass
+
+    async def slow_but_fine():
+        await anyio.sleep(0.2)
+        return "ok"
+
+    async def run(name, call):
+        results[name] = await observe(call, 1)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run, "slow", slow_but_fine)
+        tg.start_soon(run, "spins", spins)
+    assert results == {"slow": ("returned", "", "ok"), "spins": ("hung", "no result within 1 s (stopped)", None)}
 
 
 # -- the scorecard -----------------------------------------------------------------------------
 
-def scenario(name, era="legacy", expect=NAMES, hint="read every page"):
-    return Scenario(name, era, "catalog", "normal", expect, hint)
+def scenario(name, era="legacy", expect=NAMES, hint="read every page", hints=None):
+    return Scenario(name, era, "catalog", "normal", expect, hint, (), hints or {})
 
 
 def test_a_scorecard_that_passes_is_short():
     card = Scorecard("Walker", [Verdict(scenario("normal"), True, "returned ['alpha', 'beta']"),
-                                Verdict(scenario("normal", "2026-07-28"), True, "returned ['alpha', 'beta']")])
+                                Verdict(scenario("normal", "2026-07-28"), True, "returned ['alpha', 'beta']")],
+                     budget=20)
     assert card.passed and card.failures() == []
     assert card.text() == ("Walker\n"
+                           "Time budget: 20 s a call; a call still running then is stopped.\n"
                            "scenario  era         verdict\n"
                            "--------  ----------  -------\n"
                            "normal    legacy      PASS\n"
@@ -217,44 +337,105 @@ def test_a_scorecard_that_passes_is_short():
     assert repr(card) == card.text()
 
 
-def test_a_failing_scorecard_explains_each_failure_only():
+def test_a_failing_scorecard_lists_each_failing_scenario_once_under_the_table():
     ok = Verdict(scenario("normal"), True, "returned ['alpha', 'beta']")
-    bad = Verdict(scenario("repeat", expect=RAISES, hint="remember cursors"), False, "no result within 3 s")
-    card = Scorecard("Walker", [ok, bad])
-    assert not card.passed and card.failures() == [bad]
-    assert card.verdict_of("repeat") is bad and card.verdict_of("normal", "legacy") is ok
+    crash = "your code crashed: NotImplementedError: write your walker here"
+    repeat = [Verdict(scenario("repeat", era, expect=REPEATED, hint="remember cursors"), False,
+                      "no result within 3 s (stopped)") for era in ("legacy", "2026-07-28")]
+    single = Verdict(scenario("single", expect={"names": ["alpha"]}), False, crash)
+    empty = Verdict(scenario("empty", expect={"names": []}), False, crash)
+    card = Scorecard("Walker", [ok, *repeat, single, empty], budget=3)
+    assert not card.passed and card.failures() == [*repeat, single, empty]
+    assert card.verdict_of("repeat") is repeat[0] and card.verdict_of("normal", "legacy") is ok
     with pytest.raises(KeyError):
         card.verdict_of("normal", "2026-07-28")
     assert card.text() == (
         "Walker\n"
-        "scenario  era     verdict  expected                   observed              hint\n"
-        "--------  ------  -------  -------------------------  --------------------  ----------------\n"
-        "normal    legacy  PASS\n"
-        "repeat    legacy  FAIL     raises an error (no list)  no result within 3 s  remember cursors\n"
-        "1/2 scenarios pass")
+        "Time budget: 3 s a call; a call still running then is stopped.\n"
+        "scenario  era         verdict\n"
+        "--------  ----------  -------\n"
+        "normal    legacy      PASS\n"
+        "repeat    legacy      FAIL\n"
+        "repeat    2026-07-28  FAIL\n"
+        "single    legacy      FAIL\n"
+        "empty     legacy      FAIL\n"
+        "\n"
+        "What failed (3 scenarios):\n"
+        "1. repeat — failed in legacy, 2026-07-28\n"
+        "   expected  raises CatalogError(cursor_repeated), after exactly 2 tools/list requests, then sends\n"
+        "             nothing\n"
+        "   observed  no result within 3 s (stopped)\n"
+        "   hint      Your function never finished and was stopped: every loop needs a bound. remember\n"
+        "             cursors\n"
+        "2. single — failed in legacy\n"
+        "   expected  returns ['alpha']\n"
+        "   observed  your code crashed: NotImplementedError: write your walker here\n"
+        "   hint      This is still the starter: replace `raise NotImplementedError(...)` with your code in\n"
+        "             the exercise cell, run that cell, then run this check again.\n"
+        "3. empty — failed in legacy: expected returns []; the same observation and hint as above\n"
+        "1/5 scenarios pass")
+    assert max(len(line) for line in card.text().splitlines()) <= 100
     html = card._repr_html_()
     assert html.startswith("<div class='course-scorecard'><table class='course-table'")
-    assert "class='course-pass'" in html and "class='course-fail'" in html
+    assert "class='course-pass'" in html and "class='course-fail'" in html and "course-failures" in html
     assert html.endswith("<div class='course-total' style='font-weight:bold; margin:4px 0; color:#a50e0e'>"
-                         "1/2 scenarios pass</div></div>")
+                         "1/5 scenarios pass</div></div>")
 
 
 def test_a_failing_scorecard_with_long_messages_fits_100_characters():
-    observed = "raised CatalogError(cursor_repeated): the server sent a cursor it had already sent (page 2)"
-    bad = Verdict(scenario("repeat", expect=RAISES, hint="remember every cursor you sent and stop at a repeat"),
-                  False, observed)
-    card = Scorecard("Walker", [bad])
-    # Six columns share 90 characters: 23 each for the three long ones would put the observed
-    # message on 5 lines, so it goes under the table and the hint wraps in what is left.
-    assert card.text() == (
-        "Walker\n"
-        "scenario  era     verdict  expected                   observed  hint\n"
-        "--------  ------  -------  -------------------------  --------  ------------------------------------\n"
-        "repeat    legacy  FAIL     raises an error (no list)  (note 1)  remember every cursor you sent and\n"
-        "                                                                stop at a repeat\n"
-        "\n"
-        "note 1: raised CatalogError(cursor_repeated): the server sent a cursor it had already sent (page 2)\n"
-        "0/1 scenarios pass")
+    observed = ("raised CatalogError(cursor_repeated): the server sent a cursor it had already sent (page 2) "
+                "after 3 tools/list requests (expected 2)")
+    bad = Verdict(scenario("a scenario with a rather long name to see the table", expect=REPEATED,
+                           hint="remember every cursor you sent and stop at a repeat " * 3), False, observed)
+    card = Scorecard("Walker battery with a long title " * 4, [bad], budget=20)
+    assert max(len(line) for line in card.text().splitlines()) <= 100
+    assert " ".join(observed.split()) in " ".join(card.text().split())
+
+
+@pytest.mark.parametrize("observed, failure, hint", [
+    ("your code crashed: NotImplementedError: write it", CRASH, STARTER_HINT),
+    ("your code crashed: KeyError: 'x'", CRASH, "Refuse with CatalogError(cursor_repeated) here"),
+    ("no result within 3 s (stopped)", HANG, "Your function never finished and was stopped"),
+    ("returned a partial catalog ['alpha'] instead of raising", MISSING_REFUSAL, "remember cursors"),
+    ("raised CatalogError(page_budget): x, not CatalogError(cursor_repeated)", WRONG_REFUSAL, "refuse at page 2"),
+    ("the lab could not run: LabTimeout(timeout): slow", LAB, "The lab itself failed"),
+])
+def test_the_hint_matches_the_kind_of_failure(observed, failure, hint):
+    s = scenario("repeat", expect=REPEATED, hint="remember cursors", hints={"wrong refusal": "refuse at page 2"})
+    verdict = Verdict(s, False, observed)
+    assert verdict.failure_class == failure
+    assert verdict.hint.startswith(hint) or hint in verdict.hint
+
+
+def test_a_hint_can_depend_on_the_era():
+    s = {"hint": "fetch page 1 with cache_mode='refresh'",
+         "hints": {"legacy": "walk again from page 1", "2026-07-28": {"wrong result": "refresh page 1"}}}
+    legacy = Verdict(scenario("x", "legacy", hint=s["hint"], hints=s["hints"]), False, "returned []")
+    modern = Verdict(scenario("x", "2026-07-28", hint=s["hint"], hints=s["hints"]), False, "returned []")
+    assert (legacy.hint, modern.hint) == ("walk again from page 1", "refresh page 1")
+    card = Scorecard("T", [legacy, modern])
+    assert "hint legacy" in card.text() and "hint 2026-07-28" in card.text()
+
+
+def test_a_row_of_every_era_names_no_era_in_its_failure():
+    card = Scorecard("Allowlist", [Verdict(scenario("design", "any", expect={"value": True}), False, "returned False")])
+    assert "1. design — failed\n   expected  returns True\n   observed  returned False" in card.text()
+
+
+@pytest.mark.parametrize("battery, seconds", [("walk", 20), ("uris", 10), ("stateless", 20)])
+def test_the_budget_a_task_cell_prints_comes_from_the_battery(battery, seconds):
+    assert budget_of(battery) == seconds
+
+
+@pytest.mark.parametrize("battery", ["walk", "uris", "stateless"])
+def test_a_legacy_row_never_hints_at_a_2026_07_28_setting(battery):
+    _, scenarios, _ = load_battery(battery)
+    modern_words = ("2026-07-28", "cache_mode", "ttl", "response cache", "stateless", "server/discover")
+    for s in scenarios:
+        if s.era in ("legacy", "any"):
+            for failure in FAILURES:
+                hint = hint_for(s, failure, "observed")
+                assert not any(w in hint.lower() for w in modern_words), (s.name, failure, hint)
 
 
 def test_stored_rows_reads_a_wrapped_table_back(tmp_path):

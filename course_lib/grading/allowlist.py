@@ -4,10 +4,14 @@ The student writes ``my_is_allowed(uri) -> bool`` (plain or ``async``). The batt
 ``fixtures/grading/uris.json`` has two kinds of scenarios:
 
 * URI rows (era ``any``): the student's answer for one URI must equal the hand-written value.
-  Each call runs under the time budget, so a check that never returns becomes a verdict.
+  Each call runs under the time budget: a check that never returns (a loop, plain or ``async``)
+  is stopped and becomes a verdict, and the rows after it are not asked.
 * server rows, one real atlas server over stdio per era: every URI ``resources/list`` returns
   must be allowed ("served URIs are allowed"), and every URI the student allows, among the
-  battery's and the served ones, must read successfully ("allowed URIs read OK").
+  battery's and the served ones, must read successfully ("allowed URIs read OK"); allowing
+  nothing at all fails it too (nothing read is not "read OK").
+
+A check that raises has crashed: every row it was asked about fails, whatever the row expects.
 
 A URI row the student gets wrong by allowing it also says what the real server answered for it.
 """
@@ -16,20 +20,21 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-import anyio
-
 from course_lib.display import error_line
 from course_lib.errors import CourseError
-from course_lib.grading.core import Scorecard, Verdict, load_battery, observe, select
+from course_lib.grading.core import LAB, Scorecard, Verdict, load_battery, observe, select
 from course_lib.labs import connect
 from course_lib.uris import read
 
 
 async def _ask(student: Callable, uri: str) -> Any:
-    """One answer from the student's check; a plain function runs in a worker thread so a hang stays bounded."""
-    if inspect.iscoroutinefunction(student):
-        return await student(uri)
-    value = await anyio.to_thread.run_sync(student, uri, abandon_on_cancel=True)
+    """One answer from the student's check.
+
+    A plain function runs right here, on the event loop's thread: if it never returns, the
+    watchdog of ``observe`` stops it inside its loop (a worker thread could only be abandoned,
+    still running).
+    """
+    value = student(uri)
     if inspect.isawaitable(value):
         value = await value
     return value
@@ -42,7 +47,7 @@ async def _answers(student: Callable, uris: list[str], budget: float,
     hung = any(kind == "hung" for kind, _, _ in (earlier or {}).values())
     for uri in uris:
         if hung:
-            answers[uri] = ("hung", "not asked: an earlier call did not return", None)
+            answers[uri] = ("hung", "not asked: an earlier call was stopped", None)
             continue
         answers[uri] = await observe(lambda uri=uri: _ask(student, uri), budget)
         hung = answers[uri][0] == "hung"
@@ -89,25 +94,30 @@ async def grade_allowlist(student: Callable, battery: str = "uris", *, only: lis
                 outcomes = {u: await read(lab.session, u) for u in allowed}
         except CourseError as exc:  # the lab itself failed: say so rather than blame the student
             for s in wanted:
-                verdicts[s.name, s.era] = Verdict(s, False, f"the lab could not run: {error_line(exc)}")
+                verdicts[s.name, s.era] = Verdict(s, False, f"the lab could not run: {error_line(exc)}", LAB)
             continue
         for u, o in outcomes.items():
             reads.setdefault(u, "ok" if o.ok else ("not-found" if o.not_found else f"error {o.code}"))
         for s in wanted:
             if rows[s.name]["check"] == "served":
                 refused = [u for u in served if not (answers[u][0] == "returned" and answers[u][2] is True)]
-                observed = (f"refused served {refused}" if refused
+                failed = [answers[u][1] for u in refused if answers[u][0] != "returned"]
+                observed = (failed[0] if failed else f"refused served {refused}" if refused
                             else f"allowed all {len(served)} served URIs")
                 verdicts[s.name, s.era] = Verdict(s, not refused, observed)
             else:
                 unreadable = [u for u, o in outcomes.items() if not o.ok]
-                observed = (f"allowed {len(unreadable)} URIs the server refuses, e.g. {unreadable[0]!r}"
-                            if unreadable else f"all {len(allowed)} allowed URIs read OK")
-                verdicts[s.name, s.era] = Verdict(s, not unreadable, observed)
+                if not allowed:  # nothing allowed, nothing read: not a pass
+                    observed = "allowed no URI at all, so nothing could be read"
+                elif unreadable:
+                    observed = f"allowed {len(unreadable)} URIs the server refuses, e.g. {unreadable[0]!r}"
+                else:
+                    observed = f"all {len(allowed)} allowed URIs read OK"
+                verdicts[s.name, s.era] = Verdict(s, bool(allowed) and not unreadable, observed)
 
     for s in scenarios:
         if s.era == "any":
             uri = rows[s.name]["uri"]
             passed, observed = _judge_row(s.expect["value"], answers[uri], reads.get(uri))
             verdicts[s.name, s.era] = Verdict(s, passed, observed)
-    return Scorecard(title, [verdicts[s.name, s.era] for s in scenarios])
+    return Scorecard(title, [verdicts[s.name, s.era] for s in scenarios], budget)

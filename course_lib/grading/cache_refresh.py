@@ -3,10 +3,20 @@ Client's response cache.
 
 The student's ``async def refresh(client) -> names`` gets an ``mcp.Client`` connected at
 2026-07-28 to a real ``modern`` server, with the SDK's response cache on (``connect``'s
-default). A scenario may first prepare the client (``"before": "bump"``: one listing that
-caches page 1, then the ``bump`` tool moves the server to its other catalog), so a refresh
-that trusts the cached page 1 stitches two catalogs together. The battery is
-``fixtures/grading/stateless.json``; verdicts and the scorecard are ``course_lib.grading.core``'s.
+default). The battery ``fixtures/grading/stateless.json`` moves the catalog at each point a
+refresh can meet a change:
+
+* before the refresh (``"before": "bump"``: one listing caches page 1, then the ``bump`` tool
+  moves the server to its other catalog), so a refresh that trusts the cached page 1 stitches
+  two catalogs together, or sends a cursor that has expired;
+* between two of its reads (the ``drifting`` and ``churning`` servers change after page 1);
+* after a refresh (``"twice": "bump"``: the student's refresh runs, the catalog moves, and the
+  refresh runs again on the same client: the second answer must be the new catalog).
+
+Besides the names (or the refusal: the server's second -32602, passed on), each scenario
+states how many ``tools/list`` requests reach the server (a cached page never does): page 1
+is always fetched again, and a refused walk restarts once, from page 1. Verdicts and the
+scorecard are ``course_lib.grading.core``'s.
 """
 from __future__ import annotations
 
@@ -17,23 +27,36 @@ from course_lib.grading.core import Scorecard, load_battery, run_battery, select
 Refresh = Callable[[Any], Awaitable[Any]]
 
 
+async def bump(client) -> None:
+    await client.call_tool("bump", {})  # the server moves to its other catalog
+
+
 async def _prepare(client, before: str | None) -> None:
     if before is None:
         return
     if before != "bump":
         raise ValueError(f"unknown preparation {before!r}")
     await client.list_tools()  # page 1 of the old catalog is now in the response cache
-    await client.call_tool("bump", {})  # and the server has moved on
+    await bump(client)  # and the server has moved on
 
 
 async def grade_cache_refresh(student: Refresh, battery: str = "stateless", *, only: list[str] | None = None,
-                        budget: float | None = None) -> Scorecard:
+                              budget: float | None = None) -> Scorecard:
     """Grade ``async def student(client) -> names`` on the battery's modern servers."""
     title, scenarios, spec = load_battery(battery)
     scenarios = select(scenarios, only, None)
-    before = {s["name"]: s.get("before") for s in spec["scenarios"]}
+    rows = {s["name"]: s for s in spec["scenarios"]}
     budget = budget or spec.get("budget_seconds", 8.0)
 
-    return await run_battery(title, scenarios, budget, lambda s, lab: student(lab.client),
-                             prepare=lambda s, lab: _prepare(lab.client, before[s.name]),
-                             request_timeout=30)
+    async def call(s, lab):
+        twice = rows[s.name].get("twice")
+        if twice is None:
+            return await student(lab.client)
+        if twice != "bump":
+            raise ValueError(f"unknown step between two refreshes {twice!r}")
+        await student(lab.client)  # its answer is the old catalog; what counts is the next one
+        await bump(lab.client)
+        return await student(lab.client)
+
+    return await run_battery(title, scenarios, budget, call,
+                             prepare=lambda s, lab: _prepare(lab.client, rows[s.name].get("before")))

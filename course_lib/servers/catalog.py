@@ -1,5 +1,8 @@
 """The catalog server: three pages 1/0/2 (alpha | — | beta, gamma) and the ways cursors go wrong.
 
+Mode ``unsorted`` serves the same three pages in an order that is not alphabetical
+(gamma | — | alpha, beta): a walker must keep the server's order.
+
 Cursors are opaque random tokens mapped to (generation, page). Within one generation the
 same page always hands out the same next cursor (stable replay). A cursor this process never
 issued, or one from an older generation, is refused with JSON-RPC -32602.
@@ -15,7 +18,7 @@ from mcp.server import Server
 from course_lib.servers._base import parser, serve
 
 MODES = ("normal", "single", "empty", "empty-token", "repeat", "cycle", "endless", "duplicate",
-         "change", "large")
+         "change", "large", "unsorted")
 PAGES = (("alpha",), (), ("beta", "gamma"))
 LARGE_PAGES, LARGE_PAGE_SIZE = 1000, 10
 INPUT_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
@@ -43,6 +46,8 @@ class Catalog:
             self.pages = (("alpha",),)
         elif mode == "empty":
             self.pages = ((),)
+        elif mode == "unsorted":
+            self.pages = (("gamma",), (), ("alpha", "beta"))
         else:
             self.pages = PAGES
         self.callable = {name for page in self.pages for name in page}
