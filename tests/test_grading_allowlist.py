@@ -51,7 +51,7 @@ def not_a_bool(uri):
 
 
 async def test_reference_solution_passes_everything():
-    card = await grade_allowlist(reference("05_resources_and_uris.ipynb", "my_is_allowed"))
+    card = await grade_allowlist(reference("05_resources_and_uris.ipynb", "reference_my_is_allowed"))
     assert card.passed, card.text()
     assert len(card.verdicts) == 25  # 21 URI rows + 2 server checks x 2 eras
     assert {v.scenario.era for v in card.verdicts} == {"any", "legacy", "2026-07-28"}

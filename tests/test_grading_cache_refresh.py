@@ -1,12 +1,10 @@
 """The exercise of 09_stateless_cache: the reference refresh passes, known-wrong refreshes fail where expected."""
 import mcp_types as types
-import nbformat
 import pytest
 from mcp import MCPError
 
 from course_lib.grading.cache_refresh import grade_cache_refresh
-from course_lib.paths import NOTEBOOKS
-from course_lib.tooling.student_copy import solution_sources
+from course_lib.tooling.student_copy import reference_solution
 
 pytestmark = pytest.mark.anyio
 ALL = ["unchanged catalog", "changed since last refresh", "changed mid-refresh",
@@ -14,13 +12,9 @@ ALL = ["unchanged catalog", "changed since last refresh", "changed mid-refresh",
 
 
 def reference():
-    """``my_refresh`` exactly as the chapter's hidden solution cell defines it."""
-    nb = nbformat.read(NOTEBOOKS / "09_stateless_cache.ipynb", as_version=4)
-    namespace = {"MCPError": MCPError, "types": types}
-    sources = solution_sources(nb)
-    assert len(sources) == 1
-    exec(compile(sources[0], "09_stateless_cache", "exec"), namespace)
-    return namespace["my_refresh"]
+    """``reference_my_refresh`` exactly as the chapter's hidden solution cell defines it."""
+    return reference_solution("09_stateless_cache.ipynb", "reference_my_refresh",
+                              {"MCPError": MCPError, "types": types})
 
 
 async def walk(client, first_page="refresh"):

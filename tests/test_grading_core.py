@@ -67,10 +67,10 @@ async def crashes(session):
 
 
 async def test_reference_solutions_pass_everything():
-    card = await grade_walker(reference("02_cursor_failures.ipynb", "my_safe_walk"))
+    card = await grade_walker(reference("02_cursor_failures.ipynb", "reference_my_safe_walk"))
     assert card.passed, card.text()
     assert len(card.verdicts) == 17
-    card = await grade_walker(reference("01_pagination.ipynb", "my_walk"),
+    card = await grade_walker(reference("01_pagination.ipynb", "reference_my_walk"),
                               only=["normal", "single page", "empty catalog", "empty-string cursor"])
     assert card.passed, card.text()
 
