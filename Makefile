@@ -77,5 +77,6 @@ lock:
 	.lock-venv/bin/python -m pip freeze --exclude-editable | grep -v '^mcp-robustness-course' > .ci/constraints.txt
 	rm -rf .lock-venv
 
+## clean: remove what the tooling builds (never student/: it holds the students' work)
 clean:
-	rm -rf $(VENV) .pytest_cache student slides bench-results screenshots
+	rm -rf $(VENV) .pytest_cache slides bench-results screenshots

@@ -102,6 +102,7 @@ def test_make_lab_writes_the_copy_then_opens_it_and_instructor_opens_the_chapter
     (instructor,) = [line for line in dry("instructor") if "jupyter lab" in line]
     assert "--notebook-dir=notebooks" in instructor
     assert "student/" in (ROOT / ".gitignore").read_text().splitlines(), "the copy is never committed"
+    assert not [line for line in dry("clean") if "student" in line], "make clean keeps the students' work"
 
 
 def test_a_chapter_copy_runs_from_the_student_folder(tmp_path):
