@@ -11,15 +11,20 @@ BROWSER_BUDGET ?= 600
 export PYTHONPATH := $(CURDIR)
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: lab test regen bench student slides slides-check presentation browser-check lock clean
+.PHONY: lab instructor test regen bench student slides slides-check presentation browser-check lock clean
 
 $(STAMP): pyproject.toml .ci/constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c .ci/constraints.txt -e '.[test]'
 	touch $@
 
-## lab: set up and open the course in JupyterLab
-lab: $(STAMP)
+## lab: set up and open the student copy of the course (student/, no solutions) in JupyterLab;
+##      a chapter is copied only when student/ does not have it yet, so your work is never overwritten
+lab: student
+	$(BIN)/jupyter lab --notebook-dir=student $(ROOT_FLAG) $(LAB_ARGS)
+
+## instructor: open the full course (notebooks/, with the reference solutions) in JupyterLab
+instructor: $(STAMP)
 	$(BIN)/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) $(LAB_ARGS)
 
 ## test: set up and run the whole suite (course_lib tests + strict nbval on every chapter),
@@ -38,7 +43,7 @@ BROWSER_NOTEBOOKS ?= $(NOTEBOOKS)
 browser-check: $(STAMP)
 	CHROMIUM=$(CHROMIUM) $(BIN)/python -m course_lib.tooling.browser_check --timeout $(BROWSER_TIMEOUT) --budget $(BROWSER_BUDGET) $(BROWSER_ARGS) $(BROWSER_NOTEBOOKS)
 
-## slides: export every chapter as reveal.js slides into slides/
+## slides: export every chapter as reveal.js slides into slides/ (solution cells left out)
 slides: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.slides $(NOTEBOOKS) --out slides
 
@@ -60,7 +65,8 @@ regen: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.bench
 
-## student: generate the student copy (no solutions, exercise outputs cleared) into student/
+## student: write the student copy into student/: every chapter without its solution cells, outputs
+##          kept (the check cells show the untouched starter's failing scorecard); existing files are kept
 student: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.student_copy
 
@@ -71,5 +77,6 @@ lock:
 	.lock-venv/bin/python -m pip freeze --exclude-editable | grep -v '^mcp-robustness-course' > .ci/constraints.txt
 	rm -rf .lock-venv
 
+## clean: remove what the tooling builds (never student/: it holds the students' work)
 clean:
-	rm -rf $(VENV) .pytest_cache student slides bench-results screenshots
+	rm -rf $(VENV) .pytest_cache slides bench-results screenshots

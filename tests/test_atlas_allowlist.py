@@ -74,6 +74,6 @@ async def test_every_row_on_a_real_atlas_server(library, era, tmp_path):
 
 
 def test_every_row_on_the_chapters_reference_check():
-    is_allowed = reference_solution("05_resources_and_uris.ipynb", "my_is_allowed")
+    is_allowed = reference_solution("05_resources_and_uris.ipynb", "reference_my_is_allowed")
     wrong = [f"row {row['name']!r}" for row in rows_of("chapter") if is_allowed(row["uri"]) != ("allowed" in row["expect"])]
     assert not wrong, "\n".join(wrong)

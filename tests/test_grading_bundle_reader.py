@@ -20,8 +20,8 @@ ALL = [MIXED, RETIRED, EXPIRED, CACHED, UNAVAILABLE, INCOMPLETE]
 
 
 def reference():
-    """``my_acquire`` exactly as the chapter's hidden solution cell defines it, after the chapter's imports."""
-    return reference_solution("07_snapshot_bundles.ipynb", "my_acquire", {"MCPError": MCPError, "bundles": bundles})
+    """``reference_my_acquire`` exactly as the chapter's hidden solution cell defines it, after the chapter's imports."""
+    return reference_solution("07_snapshot_bundles.ipynb", "reference_my_acquire", {"MCPError": MCPError, "bundles": bundles})
 
 
 def unavailable(exc: MCPError) -> bool:

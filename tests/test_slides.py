@@ -68,7 +68,8 @@ def test_every_chapter_exports_a_sensible_deck(path, exported):
     html = exported[path.stem].read_text(encoding="utf-8")
     parser = _Sections()
     parser.feed(html)
-    kinds = [c.metadata["slideshow"]["slide_type"] for c in nb.cells]
+    shown = [c for c in nb.cells if "solution" not in c.metadata.get("tags", [])]  # the deck leaves solutions out
+    kinds = [c.metadata["slideshow"]["slide_type"] for c in shown]
     assert parser.counts.get(1) == kinds.count("slide")
     assert parser.counts.get(2) == kinds.count("slide") + kinds.count("subslide")
     assert "reveal" in html and nb.cells[0].source.splitlines()[0].lstrip("# ") in html
@@ -109,3 +110,47 @@ def test_the_static_deck_shows_the_widget_still_not_a_placeholder(tmp_path):
     html = slides.export(path, tmp_path / "out").read_text(encoding="utf-8")
     assert "course-widget-still" in html and "error -32602: Invalid cursor" in html
     assert "(run the cell in JupyterLab" not in html
+
+
+def _visible_text(html_text: str) -> str:
+    """What a deck shows: the text between the tags (code is split into highlighted spans)."""
+    import html as html_lib
+    import re
+
+    return html_lib.unescape(re.sub(r"<[^>]+>", "", html_text))
+
+
+def _solution_lines(nb) -> list[str]:
+    """The distinctive lines of a chapter's solution cells: every line of every ``reference_``
+    function body (or of the whole cell, for a solution without one) that no other cell has."""
+    import ast
+
+    from course_lib.tooling.student_copy import SOLUTION, tags
+
+    others = "\n".join(c.source for c in nb.cells if SOLUTION not in tags(c))
+    lines = []
+    for cell in nb.cells:
+        if SOLUTION not in tags(cell) or cell.cell_type != "code":
+            continue
+        tree = ast.parse(cell.source)
+        bodies = [ast.get_source_segment(cell.source, node) for node in ast.walk(tree)
+                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("reference_")]
+        for body in bodies or [cell.source]:
+            lines += [line.strip() for line in body.splitlines()
+                      if line.strip() and not line.strip().startswith("#") and line.strip() not in others]
+    return lines
+
+
+@pytest.mark.parametrize("path", [p for p in CHAPTERS if '"solution"' in p.read_text(encoding="utf-8")],
+                         ids=lambda p: p.stem)
+def test_no_deck_shows_a_solution(path, exported):
+    """reveal.js ignores JupyterLab's "source hidden": the export leaves solution cells out."""
+    nb = nbformat.read(path, as_version=4)
+    lines = _solution_lines(nb)
+    assert lines, "the chapter has a solution to hide"
+    shown = _visible_text(exported[path.stem].read_text(encoding="utf-8"))
+    assert [line for line in lines if line in shown] == []
+    assert "reference_" not in shown and "reference solution" not in shown.lower()
+    # the control: the same search finds the solution in a deck exported with it
+    body, _ = slides._exporter().from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+    assert all(line in _visible_text(body) for line in lines)

@@ -1,46 +1,121 @@
-"""The generated student copy: no solution leaks, exercise outputs cleared, notebooks still run."""
+"""The student copy: no solution cell or text, every other output kept, a student's work never
+overwritten, and a chapter copy that runs from its own folder."""
+import re
+import subprocess
+
 import nbformat
 from nbclient import NotebookClient
 
-from course_lib.paths import NOTEBOOKS
-from course_lib.tooling.student_copy import SOLUTION, generate, solution_sources, tags
+from course_lib.paths import NOTEBOOKS, ROOT
+from course_lib.tooling.student_copy import SOLUTION, generate, main, solution_sources, tags
+
+CHAPTERS = sorted(NOTEBOOKS.glob("*.ipynb"))
 
 
-def test_student_copy_has_no_solutions_and_clears_exercises(tmp_path):
-    written = generate(tmp_path / "student")
-    chapters = sorted(NOTEBOOKS.glob("*.ipynb"))
-    assert [p.name for p in written] == [p.name for p in chapters]
+def words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def strings(node):
+    """Every string in a notebook (sources, outputs, metadata), unescaped."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from strings(value)
+
+
+def card_of(cell) -> str:
+    return words("".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.outputs))
+
+
+def test_the_copy_has_no_solution_and_keeps_every_other_cell_as_it_is(tmp_path):
+    written, kept = generate(tmp_path / "student")
+    assert kept == []
+    assert sorted(p.name for p in written) == sorted(p.name for p in CHAPTERS + sorted(NOTEBOOKS.glob("*.md")))
     solutions = 0
-    for original, copy in zip(chapters, written):
+    for original in CHAPTERS:
+        copy = tmp_path / "student" / original.name
         source_nb = nbformat.read(original, as_version=4)
         student_nb = nbformat.read(copy, as_version=4)
         nbformat.validate(student_nb)
         text = copy.read_text()
+        content = "\n".join(strings(student_nb))
+        assert not any(SOLUTION in tags(c) for c in student_nb.cells)
+        others = "\n".join(c.source for c in source_nb.cells if SOLUTION not in tags(c))
         for solution in solution_sources(source_nb):
             solutions += 1
-            body = [line for line in solution.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-            # the solution's distinctive lines must not appear anywhere in the student copy
-            leaked = [line for line in body if line.strip() not in ("return names",) and line in text
-                      and not any(line in c.source for c in student_nb.cells)]
-            assert not any(SOLUTION in tags(c) for c in student_nb.cells)
-            assert not leaked, leaked
             assert solution not in text
+            # no line of the solution that the rest of the chapter does not also have
+            own = {line.strip() for line in solution.splitlines() if line.strip() and line.strip() not in others}
+            leaked = [line for line in own if line in content]
+            assert not leaked, leaked
+            assert "reference_" not in content
+        kept_cells = [c for c in source_nb.cells if SOLUTION not in tags(c)]
+        assert [c.id for c in student_nb.cells] == [c.id for c in kept_cells]
+        # every other cell unchanged: the demonstrations keep their outputs, the checks their scorecards
+        assert [(c.source, c.get("outputs")) for c in student_nb.cells] == \
+               [(c.source, c.get("outputs")) for c in kept_cells]
+        follows_the_convention = any("reference_" in s for s in solution_sources(source_nb))
         for cell in student_nb.cells:
-            if {"exercise", "check"} & set(tags(cell)):
-                assert cell.outputs == []
-        kept = [c for c in source_nb.cells if SOLUTION not in tags(c)]
-        assert len(student_nb.cells) == len(kept)
-    assert solutions >= 2
+            if "check" in tags(cell) and follows_the_convention:
+                card = card_of(cell)
+                assert "scenarios pass" in card and "well done" not in card, original.name
+    assert solutions >= 5
 
 
-def test_student_chapter_runs_through_its_exercise(tmp_path):
-    (copy,) = [p for p in generate(tmp_path / "student") if p.name.startswith("01_")]
+def test_the_copy_never_overwrites_a_students_work(tmp_path, capsys):
+    out = tmp_path / "student"
+    generate(out)
+    mine = out / "01_pagination.ipynb"
+    nb = nbformat.read(mine, as_version=4)
+    (starter,) = [c for c in nb.cells if "exercise" in tags(c)]
+    starter.source = "async def my_walk(session):\n    return ['my', 'own', 'work']\n"
+    nbformat.write(nb, mine)
+    before = mine.read_bytes()
+    (out / "02_cursor_failures.ipynb").unlink()
+    (out / "TROUBLESHOOTING.md").write_text("my notes\n")
+
+    written, kept = generate(out)
+    assert written == [out / "02_cursor_failures.ipynb"], "only the missing file is written"
+    assert mine in kept and mine.read_bytes() == before
+    assert (out / "TROUBLESHOOTING.md").read_text() == "my notes\n"
+
+    assert main([str(out)]) == 0  # what `make student` and `make lab` run: nothing to write now
+    assert mine.read_bytes() == before
+    assert "wrote" not in capsys.readouterr().out
+
+
+def test_make_lab_writes_the_copy_then_opens_it_and_instructor_opens_the_chapters():
+    def dry(target):
+        run = subprocess.run(["make", "-n", "-s", target], cwd=ROOT,  # a dry run: prints, runs nothing
+                             capture_output=True, text=True, check=True)
+        return run.stdout.splitlines()
+
+    lab = dry("lab")
+    (copy,) = [i for i, line in enumerate(lab) if "-m course_lib.tooling.student_copy" in line]
+    (jupyter,) = [i for i, line in enumerate(lab) if "jupyter lab" in line]
+    assert copy < jupyter and "--notebook-dir=student" in lab[jupyter]
+    (instructor,) = [line for line in dry("instructor") if "jupyter lab" in line]
+    assert "--notebook-dir=notebooks" in instructor
+    assert "student/" in (ROOT / ".gitignore").read_text().splitlines(), "the copy is never committed"
+    assert not [line for line in dry("clean") if "student" in line], "make clean keeps the students' work"
+
+
+def test_a_chapter_copy_runs_from_the_student_folder(tmp_path):
+    """Imports and fixtures resolve from the copy's folder; the check shows the starter's own error."""
+    written, _ = generate(tmp_path / "student")
+    (copy,) = [p for p in written if p.name.startswith("01_")]
     nb = nbformat.read(copy, as_version=4)
+    (stored,) = [card_of(c) for c in nb.cells if "check" in tags(c)]
     NotebookClient(nb, kernel_name="python3", timeout=300,
                    resources={"metadata": {"path": str(copy.parent)}}).execute()
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert errors == []
-    (check,) = [c for c in nb.cells if "check" in c.metadata.get("tags", [])]
-    card = " ".join("".join(o.get("data", {}).get("text/plain", "") for o in check.outputs).split())
+    (card,) = [card_of(c) for c in nb.cells if "check" in tags(c)]
     assert "NotImplementedError:" in card  # the starter's own error, wrapped in its column
-    assert "0/8 scenarios pass" in card
+    assert card.endswith("0/8 scenarios pass")
+    assert card == stored, "the stored example is what the student sees"

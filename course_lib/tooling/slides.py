@@ -4,7 +4,9 @@ A chapter needs nothing extra to become a slide deck: its title cell and every m
 holding a ``##`` heading open a new slide, a cell holding a ``###`` heading opens a sub-slide,
 and every other cell continues the current one. ``make regen`` writes this metadata into each
 chapter (so JupyterLab's RISE extension can present it live), and ``make slides`` exports
-reveal.js HTML with nbconvert into the git-ignored ``slides/`` folder::
+reveal.js HTML with nbconvert into the git-ignored ``slides/`` folder. A deck never holds a
+reference solution: cells tagged ``solution`` are left out of the export (reveal.js would show
+a cell's source even when JupyterLab keeps it collapsed)::
 
     python -m course_lib.tooling.slides notebooks/01_pagination.ipynb ... [--out slides]
 """
@@ -76,11 +78,14 @@ def _exporter():
 
 
 def export(path: Path, out_dir: Path) -> Path:
-    """Export one chapter as a reveal.js deck (stored outputs, nothing executed)."""
+    """Export one chapter as a reveal.js deck (stored outputs, nothing executed, no solution cell)."""
     import nbformat
+
+    from course_lib.tooling.student_copy import without_solutions
 
     nb = nbformat.read(path, as_version=4)
     annotate(nb)
+    nb = without_solutions(nb)
     body, _ = _exporter().from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{path.stem}.slides.html"

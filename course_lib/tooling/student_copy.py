@@ -1,11 +1,18 @@
-"""Generate the student copy of the course: ``python -m course_lib.tooling.student_copy [OUT]`` (``make student``).
+"""The student copy of the course: ``python -m course_lib.tooling.student_copy [OUT]`` (``make student``).
 
-From every chapter: cells tagged ``solution`` are removed, the outputs of cells tagged
-``exercise`` or ``check`` are cleared, and everything else stays as it is. The copy goes to a
-folder that is not committed (``student/`` by default).
+From every chapter the cells tagged ``solution`` are removed (the reference solution and the
+heading that introduces it); everything else stays as it is,
+outputs included: the demonstrations keep their results, and each check cell keeps its stored
+scorecard of the untouched starter (all FAIL), the example of what a student will see. The
+copy goes to a folder that is not committed (``student/`` by default), and only where a file
+does not exist yet: a student's work is never overwritten (delete a file to get it fresh).
+``make lab`` runs this first and then opens JupyterLab on the copy.
+
+``reference_solution`` loads a chapter's reference function for the tests, from the full chapter.
 """
 from __future__ import annotations
 
+import ast
 import shutil
 import sys
 from pathlib import Path
@@ -14,59 +21,80 @@ import nbformat
 
 from course_lib.paths import NOTEBOOKS, ROOT
 
-SOLUTION, CLEARED = "solution", ("exercise", "check")
+SOLUTION = "solution"
 
 
 def tags(cell) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
 
 
-def student_notebook(nb):
-    """A copy of ``nb`` without solutions and with exercise outputs cleared."""
+def without_solutions(nb):
+    """A copy of ``nb`` without its solution cells; every other cell and output unchanged."""
     out = nbformat.from_dict(nb)
     out.cells = [c for c in out.cells if SOLUTION not in tags(c)]
-    for cell in out.cells:
-        if cell.cell_type == "code" and any(t in tags(cell) for t in CLEARED):
-            cell.outputs = []
-            cell.execution_count = None
     return out
 
 
+
 def solution_sources(nb) -> list[str]:
-    return [c.source for c in nb.cells if SOLUTION in tags(c)]
+    """The code of the solution cells (a markdown cell tagged ``solution`` introduces one)."""
+    return [c.source for c in nb.cells if SOLUTION in tags(c) and c.cell_type == "code"]
+
+
+def definitions(source: str, filename: str = "<solution>"):
+    """A solution cell's code without its top-level ``await`` statements (the grading call that
+    ends the cell): what defines the reference, compiled for ``exec``."""
+    tree = ast.parse(source, filename)
+    tree.body = [node for node in tree.body
+                 if not any(isinstance(n, ast.Await) for n in ast.walk(node))
+                 or isinstance(node, (ast.AsyncFunctionDef, ast.FunctionDef, ast.ClassDef))]
+    return compile(tree, filename, "exec")
 
 
 def reference_solution(notebook: str, name: str, namespace: dict | None = None):
-    """The function ``name`` exactly as the chapter's hidden solution cells define it.
+    """The function ``name`` (``reference_my_walk`` …) exactly as the chapter's hidden solution
+    cells define it; the grading call that ends a solution cell is not run.
 
     ``namespace`` supplies what earlier cells of the chapter would have defined.
     """
     nb = nbformat.read(NOTEBOOKS / notebook, as_version=4)
     namespace = dict(namespace or {})
     for source in solution_sources(nb):
-        exec(compile(source, notebook, "exec"), namespace)
+        exec(definitions(source, notebook), namespace)
     return namespace[name]
 
 
-def generate(out_dir: Path = ROOT / "student") -> list[Path]:
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    out_dir.mkdir(parents=True)
-    written = []
-    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
+def generate(out_dir: Path = ROOT / "student") -> tuple[list[Path], list[Path]]:
+    """Write the copy of every chapter (and the notes next to them) that ``out_dir`` lacks.
+
+    Returns (written, kept): a file that exists already is kept as it is.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written, kept = [], []
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")) + sorted(NOTEBOOKS.glob("*.md")):
         target = out_dir / path.name
-        nbformat.write(student_notebook(nb), target)
+        if target.exists():
+            kept.append(target)
+            continue
+        if path.suffix == ".ipynb":
+            nbformat.write(without_solutions(nbformat.read(path, as_version=4)), target)
+        else:
+            shutil.copy(path, target)
         written.append(target)
-    for extra in NOTEBOOKS.glob("*.md"):
-        shutil.copy(extra, out_dir / extra.name)
-    return written
+    return written, kept
+
+
+def _shown(path: Path) -> Path:
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[0]) if argv else ROOT / "student"
-    for path in generate(out):
-        print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+    out = Path(argv[0]).resolve() if argv else ROOT / "student"
+    written, kept = generate(out)
+    for path in written:
+        print(f"wrote {_shown(path)}")
+    if kept:
+        print(f"kept {len(kept)} existing file(s) in {_shown(out)} (delete one to get a fresh copy)")
     return 0
 
 
