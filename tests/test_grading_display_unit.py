@@ -329,10 +329,9 @@ def test_a_scorecard_that_passes_is_short():
     assert card.passed and card.failures() == []
     assert card.text() == ("Walker\n"
                            "Time budget: 20 s a call; a call still running then is stopped.\n"
-                           "scenario  era         verdict\n"
-                           "--------  ----------  -------\n"
-                           "normal    legacy      PASS\n"
-                           "normal    2026-07-28  PASS\n"
+                           "scenario  legacy  2026-07-28\n"
+                           "--------  ------  ----------\n"
+                           "normal    PASS    PASS\n"
                            "2/2 scenarios pass — well done.")
     assert repr(card) == card.text()
 
@@ -352,13 +351,12 @@ def test_a_failing_scorecard_lists_each_failing_scenario_once_under_the_table():
     assert card.text() == (
         "Walker\n"
         "Time budget: 3 s a call; a call still running then is stopped.\n"
-        "scenario  era         verdict\n"
-        "--------  ----------  -------\n"
-        "normal    legacy      PASS\n"
-        "repeat    legacy      FAIL\n"
-        "repeat    2026-07-28  FAIL\n"
-        "single    legacy      FAIL\n"
-        "empty     legacy      FAIL\n"
+        "scenario  legacy  2026-07-28\n"
+        "--------  ------  ----------\n"
+        "normal    PASS    -\n"
+        "repeat    FAIL    FAIL\n"
+        "single    FAIL    -\n"
+        "empty     FAIL    -\n"
         "\n"
         "What failed (3 scenarios):\n"
         "1. repeat — failed in legacy, 2026-07-28\n"

@@ -186,9 +186,14 @@ class Scorecard:
         return f"{self.title}\nTime budget: {self.budget:g} s a call; a call still running then is stopped."
 
     def table(self) -> Table:
-        """The PASS/FAIL table: scenario, era, verdict (never wider than the page)."""
-        return Table(["scenario", "era", "verdict"],
-                     [[v.scenario.name, v.scenario.era, "PASS" if v.passed else "FAIL"] for v in self.verdicts],
+        """The PASS/FAIL table: one row per scenario, one verdict column per era (``-``: not run in
+        that era), so a battery in both eras takes half the lines."""
+        eras = list(dict.fromkeys(v.scenario.era for v in self.verdicts))
+        rows: dict[str, dict[str, str]] = {}
+        for v in self.verdicts:
+            rows.setdefault(v.scenario.name, {})[v.scenario.era] = "PASS" if v.passed else "FAIL"
+        return Table(["scenario", *("verdict" if era == ANY_ERA else era for era in eras)],
+                     [[name, *(by_era.get(era, "-") for era in eras)] for name, by_era in rows.items()],
                      self.header())
 
     def entries(self) -> list[dict]:
