@@ -96,18 +96,7 @@ def test_the_exercise_follows_the_convention(stem):
     assert "well done" in text_of(solution)
 
 
-# Graders that still pass a crash on a "must raise" row (or on a row a crash happens to satisfy):
-# the starter's NotImplementedError scores above 0 there until the grader judges every crash FAIL
-# and the chapter is regenerated; then these turn into unexpected passes and the marks go.
-STARTER_ABOVE_ZERO = {
-    "02_cursor_failures": "grade_walker passes the starter's crash on the must-raise rows (9/17)",
-    "05_resources_and_uris": "grade_allowlist counts the starter's crash as a refusal on 2 rows (2/25)",
-    "09_stateless_cache": "grade_cache_refresh passes the starter's crash on 'catalog never settles' (1/5)",
-}
-
-
-@pytest.mark.parametrize("stem", [pytest.param(stem, marks=pytest.mark.xfail(reason=STARTER_ABOVE_ZERO[stem], strict=True))
-                                  if stem in STARTER_ABOVE_ZERO else stem for stem in EXERCISES])
+@pytest.mark.parametrize("stem", EXERCISES)
 def test_the_checks_stored_card_is_the_starters_zero(stem):
     _, check = the_cell(load(stem), "check")
     assert re.search(r"\b0/\d+ scenarios pass$", words(text_of(check)))
@@ -143,5 +132,5 @@ async def test_run_all_never_replaces_the_students_function():
     assert by_reference.passed
     for card in (first, second):
         assert not card.passed and not any(v.passed for v in card.verdicts)
-        assert words(card.text()).endswith("0/8 scenarios pass")
+        assert words(card.text()).endswith("0/10 scenarios pass")
     assert second.text() == first.text()

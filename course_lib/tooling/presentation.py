@@ -75,9 +75,12 @@ def rendered_lines(cell) -> int:
 
 def slides_of(nb) -> list[list[int]]:
     """The cells of each slide (or sub-slide), by index, from the stored slide metadata that
-    ``make regen`` writes (derived from the headings when a cell has none)."""
+    ``make regen`` writes (derived from the headings when a cell has none). Solution cells are
+    not on any slide: the decks and the student copy leave them out."""
     slides: list[list[int]] = []
     for i, cell in enumerate(nb.cells):
+        if "solution" in cell.metadata.get("tags", []):
+            continue
         kind = cell.metadata.get("slideshow", {}).get("slide_type") or slide_type(cell, i == 0)
         if kind in (SLIDE, SUBSLIDE) or not slides:
             slides.append([i])
