@@ -6,7 +6,8 @@ and every other cell continues the current one. ``make regen`` writes this metad
 chapter (so JupyterLab's RISE extension can present it live), and ``make slides`` exports
 reveal.js HTML with nbconvert into the git-ignored ``slides/`` folder. A deck never holds a
 reference solution: cells tagged ``solution`` are left out of the export (reveal.js would show
-a cell's source even when JupyterLab keeps it collapsed)::
+a cell's source even when JupyterLab keeps it collapsed), and an exercise check shows the first
+lines of its scorecard and its total (``on_slide``)::
 
     python -m course_lib.tooling.slides notebooks/01_pagination.ipynb ... [--out slides]
 """
@@ -20,6 +21,7 @@ from pathlib import Path
 from course_lib.paths import ROOT
 
 SLIDE, SUBSLIDE, CONTINUE = "slide", "subslide", "-"
+CHECK_LINES = 12  # a check cell's scorecard on a slide: its first lines, then its total
 _HEADING = re.compile(r"^(#{1,6})\s")
 
 
@@ -69,6 +71,27 @@ def count(nb) -> int:
                if c.metadata.get("slideshow", {}).get("slide_type") in (SLIDE, SUBSLIDE))
 
 
+def on_slide(lines: list[str]) -> list[str]:
+    """What a slide shows of an exercise check's scorecard: its first lines and its total. The
+    whole card stays in the notebook (a starter's card of 25 failing scenarios fills pages)."""
+    if len(lines) <= CHECK_LINES + 2:
+        return lines
+    more = len(lines) - CHECK_LINES - 1
+    return [*lines[:CHECK_LINES], f"… {more} more lines: the whole scorecard is in the notebook", lines[-1]]
+
+
+def _trim_checks(nb) -> None:
+    """Each check cell's scorecard as a slide shows it (``on_slide``), as plain text."""
+    for cell in nb.cells:
+        if "check" not in cell.get("metadata", {}).get("tags", []):
+            continue
+        for output in cell.get("outputs", []):
+            text = output.get("data", {}).get("text/plain") if "data" in output else None
+            if text is not None:
+                text = text if isinstance(text, str) else "".join(text)
+                output["data"] = {"text/plain": "\n".join(on_slide(text.rstrip("\n").splitlines()))}
+
+
 @functools.cache
 def _exporter():
     """One exporter for every chapter, as ``jupyter nbconvert`` does: its templates compile once."""
@@ -86,6 +109,7 @@ def export(path: Path, out_dir: Path) -> Path:
     nb = nbformat.read(path, as_version=4)
     annotate(nb)
     nb = without_solutions(nb)
+    _trim_checks(nb)
     body, _ = _exporter().from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{path.stem}.slides.html"
