@@ -8,7 +8,8 @@ from mcp import MCPError
 from course_lib import bundles
 from course_lib.grading.bundle_reader import grade_bundles
 from course_lib.paths import NOTEBOOKS
-from course_lib.tooling.student_copy import reference_solution, solution_sources
+from course_lib.tooling.student_copy import solution_sources
+from scorecard_checks import chapter_reference
 
 pytestmark = pytest.mark.anyio
 
@@ -37,7 +38,7 @@ def reference_name() -> str:
 
 def reference():
     """The chapter's hidden solution, after the chapter's imports."""
-    return reference_solution(CHAPTER, reference_name(), {"MCPError": MCPError, "bundles": bundles})
+    return chapter_reference(CHAPTER, (reference_name(),), {"MCPError": MCPError, "bundles": bundles})
 
 
 def unavailable(exc: MCPError) -> bool:

@@ -76,17 +76,17 @@ def judge_refusal(expected_check: str | None, kind: str, observed: str, value: A
     if isinstance(value, bundles.BundleError):
         said = f"refused: BundleError({value.check}): {value.message}"
         if expected_check is None:
-            return False, f"{said} (this bundle was whole)"
+            return False, f"{said}, where a correct reader returns a bundle"
         return value.check == expected_check, said
     return False, crashed(value)
 
 
-def prompt_refused(sent: list, responses: dict) -> bool:
-    """Whether the server answered a ``prompts/get`` of the call with -32002."""
+def prompt_refused(sent: list, wire) -> bool:
+    """Whether the server answered a ``prompts/get`` among ``sent`` (frames of ``wire``) with -32002."""
     for frame in sent:
         if frame.method == "prompts/get":
-            answer = responses.get(frame.index)
-            error = (answer or {}).get("error")
+            answer = wire.response_to(frame)
+            error = ((answer.message if answer else None) or {}).get("error")
             if error and error.get("code") == bundles.UNAVAILABLE:
                 return True
     return False
@@ -121,7 +121,7 @@ def judge_bundle(s: Scenario, kind: str, observed: str, value: Any, sent: list, 
     return Verdict(replace(s, hint=hint), passed and not facts, "; ".join(facts + [observed]))
 
 
-async def _prepare(lab, before: str | None, oracle: dict) -> None:
+async def prepare_before(lab, before: str | None, oracle: dict) -> None:
     """What happens on the same client before the call: ``"acquire r1"`` reviews r1 with the chapter's reader."""
     if before is None:
         return
@@ -152,13 +152,11 @@ async def grade_bundles(student: Acquire, battery: str = "bundles", *, only: lis
 
     async def prepare(s: Scenario, lab) -> None:
         labs[s.name, s.era] = lab  # the judge reads the server's answers on this lab's wire
-        await _prepare(lab, before[s.name], oracle)
+        await prepare_before(lab, before[s.name], oracle)
 
     def judge(s: Scenario, kind: str, observed: str, value: Any, sent: list) -> Verdict:
-        wire = labs[s.name, s.era].wire
-        responses = {f.index: (r.message if (r := wire.response_to(f)) else None) for f in sent}
         return judge_bundle(s, kind, observed, value, sent, oracle=oracle, latest_hint=spec["latest_hint"],
-                            refused_prompt=prompt_refused(sent, responses))
+                            refused_prompt=prompt_refused(sent, labs[s.name, s.era].wire))
 
     return await run_battery(title, scenarios, budget, lambda s, lab: student(lab), prepare=prepare,
                              judge=judge, request_timeout=30)
