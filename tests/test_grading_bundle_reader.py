@@ -269,3 +269,16 @@ async def test_a_cached_manifest_fails_only_where_the_server_sends_ttl():
 async def test_unknown_scenario_is_a_clear_error():
     with pytest.raises(ValueError, match="no scenario named"):
         await grade_bundles(never_restarts, only=["nope"])
+
+
+def test_no_legacy_row_hints_at_a_2026_07_28_setting():
+    import json
+
+    from course_lib.paths import fixture
+
+    for battery in ("bundles", "capstone"):
+        spec = json.loads(fixture("grading", f"{battery}.json").read_text(encoding="utf-8"))
+        for row in spec["scenarios"]:
+            if "legacy" in row.get("eras", spec["eras"]):
+                hint = row.get("legacy_hint", row["hint"])
+                assert not any(word in hint for word in ("cache_mode", "ttlMs", "2026-07-28")), (battery, row["name"])

@@ -144,6 +144,7 @@ async def grade_bundles(student: Acquire, battery: str = "bundles", *, only: lis
     title, scenarios, spec = load_battery(battery)
     scenarios = select(scenarios, only, eras)
     before = {s["name"]: s.get("before") for s in spec["scenarios"]}
+    legacy_hints = {s["name"]: s["legacy_hint"] for s in spec["scenarios"] if "legacy_hint" in s}
     budget = budget or spec.get("budget_seconds", 8.0)
     full = load_oracle()
     oracle = {rev: full[rev] for rev in ("r1", "r2")}
@@ -155,6 +156,8 @@ async def grade_bundles(student: Acquire, battery: str = "bundles", *, only: lis
         await prepare_before(lab, before[s.name], oracle)
 
     def judge(s: Scenario, kind: str, observed: str, value: Any, sent: list) -> Verdict:
+        if s.era == "legacy":  # a legacy row never hints at a 2026-07-28 setting
+            s = replace(s, hint=legacy_hints.get(s.name, s.hint))
         return judge_bundle(s, kind, observed, value, sent, oracle=oracle, latest_hint=spec["latest_hint"],
                             refused_prompt=prompt_refused(sent, labs[s.name, s.era].wire))
 

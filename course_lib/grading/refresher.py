@@ -113,7 +113,6 @@ async def grade_refresh(student: Callable, battery: str = "refresh", *, only: li
 
 SHARED_TARGET = "capstone-modern-catalog"  # one server's name in a response cache two clients share
 URI_CHECK = "uri_allowlist"
-TASKS = ("refresh", "read", "bundle")
 
 
 def _lab_options(part: dict, era: str, budget: float, shared_cache: Any = None) -> dict:
