@@ -331,3 +331,29 @@ async def test_capstone_stops_an_unbounded_refresh_within_its_budget():
 async def test_capstone_unknown_scenario_is_a_clear_error():
     with pytest.raises(ValueError, match="no scenario named"):
         await grade_capstone(Starter, only=["nope"])
+
+
+def read_spinning(self, uri):
+    """A synchronous check that never returns: it must be stopped, not only reported."""
+    import threading
+
+    read_spinning.threads.append(threading.current_thread())
+    while True:
+        pass
+
+
+read_spinning.threads = []
+
+
+async def test_capstone_stops_a_synchronous_loop_within_its_budget():
+    import time
+
+    started = time.monotonic()
+    card = await grade_capstone(variant(SessionClient, read=read_spinning), only=[READ], eras=["legacy"], budget=2)
+    assert time.monotonic() - started < 30
+    verdict = card.verdict_of(READ)
+    assert verdict.observed.startswith("docs/requirements: no result within 2 s"), verdict.observed
+    assert "(and 12 more)" in verdict.observed  # the other URIs were not asked once one call hung
+    (thread,) = read_spinning.threads
+    thread.join(timeout=5)
+    assert not thread.is_alive()  # the loop was stopped, not left spinning
