@@ -282,3 +282,23 @@ def test_no_legacy_row_hints_at_a_2026_07_28_setting():
             if "legacy" in row.get("eras", spec["eras"]):
                 hint = row.get("legacy_hint", row["hint"])
                 assert not any(word in hint for word in ("cache_mode", "ttlMs", "2026-07-28")), (battery, row["name"])
+
+
+def spinning_reader(lab):
+    """A synchronous reader that never returns: it must be stopped, not only reported."""
+    import threading
+
+    spinning_reader.threads.append(threading.current_thread())
+    while True:
+        pass
+
+
+spinning_reader.threads = []
+
+
+async def test_a_synchronous_loop_is_stopped_within_the_budget():
+    card = await grade_bundles(spinning_reader, only=[MIXED], eras=["legacy"], budget=2)
+    assert card.verdict_of(MIXED).observed == "no result within 2 s (a loop that never ends?)"
+    (thread,) = spinning_reader.threads
+    thread.join(timeout=5)
+    assert not thread.is_alive()

@@ -20,9 +20,14 @@ exception is "your code crashed". Labs, budgets and the scorecard are ``course_l
 """
 from __future__ import annotations
 
+import ctypes
+import inspect
+import threading
 from dataclasses import replace
 from collections.abc import Mapping
 from typing import Any, Awaitable, Callable
+
+import anyio
 
 from course_lib import bundles
 from course_lib.bundles import MANIFEST_URI, PINNED_PREFIX, short
@@ -57,6 +62,38 @@ def describe_bundle(revision: str, texts: dict, oracle: dict) -> tuple[bool, str
     problems += [f"{short(u)} holds the {label(texts[u], oracle)} text" for u in expected
                  if u in texts and texts[u] != expected[u]]
     return not problems, f"returned bundle {revision}" + (f" ({', '.join(problems)})" if problems else "")
+
+
+async def invoke(function: Callable, *args: Any) -> Any:
+    """Call the student's ``function``, written ``async`` or not, so that the budget can stop it.
+
+    A coroutine function runs on the event loop. Any other function runs on a thread of its own:
+    a synchronous loop that never ends then cannot freeze the grader, and when the budget
+    cancels the call the thread is stopped too (an exception is raised inside it).
+    """
+    if inspect.iscoroutinefunction(function):
+        return await function(*args)
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = function(*args)
+        except BaseException as exc:  # handed to the caller below, or the stop asked for
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run, name="student-call", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            await anyio.sleep(0.01)
+    except BaseException:  # cancelled by the budget: stop the student's thread as well
+        if worker.is_alive():
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident), ctypes.py_object(SystemExit))
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    value = outcome.get("value")
+    return await value if inspect.isawaitable(value) else value
 
 
 def _manifest_reads(n: int) -> str:
@@ -161,5 +198,5 @@ async def grade_bundles(student: Acquire, battery: str = "bundles", *, only: lis
         return judge_bundle(s, kind, observed, value, sent, oracle=oracle, latest_hint=spec["latest_hint"],
                             refused_prompt=prompt_refused(sent, labs[s.name, s.era].wire))
 
-    return await run_battery(title, scenarios, budget, lambda s, lab: student(lab), prepare=prepare,
+    return await run_battery(title, scenarios, budget, lambda s, lab: invoke(student, lab), prepare=prepare,
                              judge=judge, request_timeout=30)

@@ -21,22 +21,18 @@ manifest and ``latest/`` counts for the bundle.
 """
 from __future__ import annotations
 
-import ctypes
-import inspect
 import json
-import threading
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any, Callable
 
-import anyio
 from mcp import MCPError
 
 from course_lib.walker import walk
 from course_lib.display import Table, error_line
 from course_lib.errors import CatalogError, CheckFailed, CourseError
 from course_lib.bundles import short
-from course_lib.grading.bundle_reader import crashed, judge_bundle, prepare_before, prompt_refused
+from course_lib.grading.bundle_reader import crashed, invoke, judge_bundle, prepare_before, prompt_refused
 from course_lib.grading.core import (Scenario, Scorecard, Verdict, describe_expectation, judge_names, load_battery,
                                      observe, select)
 from course_lib.chapters.snapshot_lab import load_oracle
@@ -127,38 +123,6 @@ def _lab_options(part: dict, era: str, budget: float, shared_cache: Any = None) 
     return options
 
 
-async def _invoke(function: Callable, *args: Any) -> Any:
-    """Call the student's ``function``, written ``async`` or not, so that the budget can stop it.
-
-    A coroutine function runs on the event loop. Any other function runs on a thread of its own:
-    a synchronous loop that never ends then cannot freeze the grader, and when the budget
-    cancels the call the thread is stopped too (an exception is raised inside it).
-    """
-    if inspect.iscoroutinefunction(function):
-        return await function(*args)
-    outcome: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = function(*args)
-        except BaseException as exc:  # handed to the caller below, or the stop asked for
-            outcome["error"] = exc
-
-    worker = threading.Thread(target=run, name="student-call", daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            await anyio.sleep(0.01)
-    except BaseException:  # cancelled by the budget: stop the student's thread as well
-        if worker.is_alive():
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident), ctypes.py_object(SystemExit))
-        raise
-    if "error" in outcome:
-        raise outcome["error"]
-    value = outcome.get("value")
-    return await value if inspect.isawaitable(value) else value
-
-
 def _schemas(lab) -> str:
     """The active session's output-schema cache, as comparable text."""
     return json.dumps(lab.session._tool_output_schemas, sort_keys=True, default=str)
@@ -214,8 +178,8 @@ async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, bu
         mark = len(active.wire)
 
         async def call():
-            client = await _invoke(student, active, list(spec["allowed"]))
-            return await _invoke(client.refresh, open_candidate)
+            client = await invoke(student, active, list(spec["allowed"]))
+            return await invoke(client.refresh, open_candidate)
 
         kind, observed, value = await observe(call, budget)
         touched = len(active.wire) - mark
@@ -265,12 +229,12 @@ async def _run_read(student: Callable, s: Scenario, row: dict, spec: dict, budge
     answers: dict[str, tuple[str, str, Any]] = {}
     async with connect("atlas", era=s.era, lab_timeout=budget * len(row["uris"]) + 60, request_timeout=30) as lab:
         mark = len(lab.wire)
-        kind, observed, client = await observe(lambda: _invoke(student, lab, list(spec["allowed"])), budget)
+        kind, observed, client = await observe(lambda: invoke(student, lab, list(spec["allowed"])), budget)
         for uri in row["uris"]:
             if kind != "returned":  # the client could not be built, or an earlier read hung: not asked
                 answers[uri] = (kind, observed, client)
                 continue
-            answers[uri] = await observe(lambda uri=uri: _invoke(client.read, uri), budget)
+            answers[uri] = await observe(lambda uri=uri: invoke(client.read, uri), budget)
             if answers[uri][0] == "hung":
                 kind, observed = "hung", "not asked: an earlier read did not return"
     reads = [f.params.get("uri") for f in lab.wire.frames[mark:] if f.direction == "→" and f.method == "resources/read"]
@@ -307,8 +271,8 @@ async def _run_bundle(student: Callable, s: Scenario, row: dict, spec: dict, bud
         before = len(lab.wire.requests())
 
         async def call():
-            client = await _invoke(student, lab, list(spec["allowed"]))
-            return await _invoke(client.bundle)
+            client = await invoke(student, lab, list(spec["allowed"]))
+            return await invoke(client.bundle)
 
         kind, observed, value = await observe(call, budget)
     sent = lab.wire.requests()[before:]
