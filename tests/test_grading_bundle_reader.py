@@ -1,27 +1,44 @@
 """Chapter 7's bundle grader: the reference reader passes, known-wrong readers fail at their scenario."""
 import math
 
+import nbformat
 import pytest
 from mcp import MCPError
 
 from course_lib import bundles
 from course_lib.grading.bundle_reader import grade_bundles
-from course_lib.tooling.student_copy import reference_solution
+from course_lib.paths import NOTEBOOKS
+from course_lib.tooling.student_copy import solution_sources
+from scorecard_checks import chapter_reference
 
 pytestmark = pytest.mark.anyio
 
 MIXED = "mixed: read before the edit"
+PUBLISHED = "before the manifest: r2 published"
 RETIRED = "retired: after a review of r1"
 EXPIRED = "expired: r1 dropped after its manifest"
+CHANGED = "changed after the manifest"
+BETWEEN = "expired between the pinned reads"
+CHANGED_BETWEEN = "changed between the pinned reads"
+BEFORE_PROMPT = "expired between the reads and the prompt"
+AFTER_PROMPT = "expired after the prompt"
 CACHED = "expired, manifest with ttlMs"
 UNAVAILABLE = "recovery also unavailable"
 INCOMPLETE = "recovery manifest incomplete"
-ALL = [MIXED, RETIRED, EXPIRED, CACHED, UNAVAILABLE, INCOMPLETE]
+ALL = [MIXED, PUBLISHED, RETIRED, EXPIRED, CHANGED, BETWEEN, CHANGED_BETWEEN, BEFORE_PROMPT, AFTER_PROMPT,
+       CACHED, UNAVAILABLE, INCOMPLETE]
+CHAPTER = "07_snapshot_bundles.ipynb"
+
+
+def reference_name() -> str:
+    """``reference_my_acquire`` once the chapter follows the exercise convention, ``my_acquire`` before."""
+    sources = solution_sources(nbformat.read(NOTEBOOKS / CHAPTER, as_version=4))
+    return "reference_my_acquire" if any("def reference_my_acquire" in s for s in sources) else "my_acquire"
 
 
 def reference():
-    """``reference_my_acquire`` exactly as the chapter's hidden solution cell defines it, after the chapter's imports."""
-    return reference_solution("07_snapshot_bundles.ipynb", "reference_my_acquire", {"MCPError": MCPError, "bundles": bundles})
+    """The chapter's hidden solution, after the chapter's imports."""
+    return chapter_reference(CHAPTER, (reference_name(),), {"MCPError": MCPError, "bundles": bundles})
 
 
 def unavailable(exc: MCPError) -> bool:
@@ -40,6 +57,27 @@ def latest(uri: str) -> str:
     return bundles.PINNED_PREFIX + "latest/" + uri.rsplit("/", 1)[-1]
 
 
+# -- a correct reader in another style: a bounded loop, and it takes the prompt too -------------
+
+async def two_attempts_with_prompt(lab):
+    previous = None
+    for _ in range(2):
+        manifest = await bundles.read_manifest(lab)
+        if previous is not None:
+            bundles.check_membership(manifest, previous=previous)
+        try:
+            texts = {}
+            for uri in manifest.uris:
+                texts[uri] = (await lab.client.read_resource(uri, cache_mode="bypass")).contents[0].text
+            await lab.client.get_prompt(bundles.PROMPT, {"revision": manifest.revision})
+            return bundles.Bundle(manifest.revision, texts, f"Review only this snapshot: {manifest.revision}")
+        except MCPError as exc:
+            if not unavailable(exc):
+                raise
+        previous = manifest
+    raise bundles.BundleError("recovery", f"{previous.revision} unavailable as well; no second restart")
+
+
 # -- known-wrong readers ------------------------------------------------------------------------
 
 async def patches_with_latest(lab):
@@ -56,17 +94,20 @@ async def patches_with_latest(lab):
     return {"revision": manifest.revision, "texts": texts}
 
 
-def restarting(name: str, restarts: float, cache_mode: str = "refresh"):
-    """A reader that restarts on -32002 up to ``restarts`` times and takes whatever a new manifest lists."""
+def restarting(name: str, restarts: float, cache_mode: str = "refresh", membership: bool = False):
+    """A reader that restarts on -32002 up to ``restarts`` times; the last -32002 propagates."""
     async def reader(lab):
-        done = 0
+        done, previous = 0, None
         while True:
+            manifest = await bundles.read_manifest(lab, cache_mode)
+            if membership and previous is not None:
+                bundles.check_membership(manifest, previous=previous)
             try:
-                return await attempt(lab, await bundles.read_manifest(lab, cache_mode))
+                return await attempt(lab, manifest)
             except MCPError as exc:
                 if not unavailable(exc) or done >= restarts:
                     raise
-                done += 1
+                done, previous = done + 1, manifest
     reader.__name__ = name
     return reader
 
@@ -75,7 +116,8 @@ restarts_forever = restarting("restarts_forever", math.inf)
 restarts_twice = restarting("restarts_twice", 2)
 never_restarts = restarting("never_restarts", 0)  # raises on the first -32002
 skips_membership = restarting("skips_membership", 1)  # one restart, but no check of the new manifest
-trusts_the_cache = restarting("trusts_the_cache", 1, "use")  # manifests may come from the response cache
+untyped_refusal = restarting("untyped_refusal", 1, membership=True)  # the second -32002 is not a BundleError
+trusts_the_cache = restarting("trusts_the_cache", 1, "use", membership=True)  # manifests from the response cache
 
 
 async def reads_latest(lab):
@@ -96,23 +138,69 @@ async def returns_partial(lab):
     return {"revision": manifest.revision, "texts": texts}
 
 
+async def relabels(lab):
+    """Reads r1, then asks for the manifest again and labels the texts with whatever it names now."""
+    bundle = await attempt(lab, await bundles.read_manifest(lab))
+    return {**bundle, "revision": (await bundles.read_manifest(lab)).revision}
+
+
+async def ignores_the_prompt(lab):
+    """Takes the prompt, but keeps the texts when the server refuses it."""
+    bundle = await attempt(lab, await bundles.read_manifest(lab))
+    try:
+        await lab.client.get_prompt(bundles.PROMPT, {"revision": bundle["revision"]})
+    except MCPError:
+        pass
+    return bundle
+
+
+async def wrong_check(lab):
+    """Restarts once, but names every refusal after it ``recovery``."""
+    first = await bundles.read_manifest(lab)
+    try:
+        return await attempt(lab, first)
+    except MCPError:
+        pass
+    second = await bundles.read_manifest(lab)
+    if second.documents != first.documents:
+        raise bundles.BundleError("recovery", "the new manifest covers other documents")
+    return await attempt(lab, second)
+
+
 async def texts_only(lab):
     return (await attempt(lab, await bundles.read_manifest(lab)))["texts"]
 
 
 # -- tests -------------------------------------------------------------------------------------
 
+async def test_untouched_starter_scores_zero():
+    async def my_acquire(lab):
+        raise NotImplementedError("write your bundle reader here")
+
+    card = await grade_bundles(my_acquire)
+    assert not any(v.passed for v in card.verdicts), card.text()
+    assert card.text().endswith("0/24 scenarios pass")
+    assert card.failures()[0].observed == "your code crashed: NotImplementedError: write your bundle reader here"
+
+
+@pytest.mark.xfail(reference_name() == "my_acquire", strict=True,
+                   reason="chapter 7's reference predates the typed refusal: its second -32002 is an MCPError")
 async def test_reference_solution_passes_everything():
     card = await grade_bundles(reference())
     assert card.passed, card.text()
-    assert len(card.verdicts) == 12  # 6 scenarios x 2 eras
+
+
+async def test_a_correct_reader_in_another_style_passes_everything():
+    card = await grade_bundles(two_attempts_with_prompt)
+    assert card.passed, card.text()
+    assert len(card.verdicts) == 24  # 12 scenarios x 2 eras
     assert {v.scenario.era for v in card.verdicts} == {"legacy", "2026-07-28"}
     assert [v.scenario.name for v in card.verdicts[::2]] == ALL
-    assert card.text().endswith("12/12 scenarios pass — well done.")
+    assert card.text().endswith("24/24 scenarios pass — well done.")
 
 
-async def test_the_chapters_own_reader_returns_an_accepted_bundle():
-    card = await grade_bundles(bundles.acquire, only=[EXPIRED, INCOMPLETE], eras=["2026-07-28"])
+async def test_the_chapters_own_reader_passes_everything():
+    card = await grade_bundles(bundles.acquire)
     assert card.passed, card.text()
 
 
@@ -121,13 +209,21 @@ async def test_the_chapters_own_reader_returns_an_accepted_bundle():
      "read latest/requirements, latest/design; the server saw 1 manifest read; returned bundle r1 "
      "(r1/requirements holds the r2 text, r1/design holds the r2 text)"),
     (restarts_twice, [UNAVAILABLE], [MIXED, EXPIRED],
-     "the server saw 3 manifest reads; raised MCPError -32002: Snapshot unavailable"),
-    (returns_partial, [EXPIRED], [MIXED, RETIRED],
-     "the server saw 1 manifest read; returned bundle r1 (r1/requirements missing, r1/design missing)"),
-    (never_restarts, [EXPIRED, UNAVAILABLE, INCOMPLETE], [MIXED, RETIRED],
-     "the server saw 1 manifest read; raised MCPError -32002: Snapshot unavailable"),
-    (skips_membership, [INCOMPLETE], [EXPIRED, UNAVAILABLE],
-     "returned bundle r2 (r2/design missing) instead of raising"),
+     "the server saw 3 manifest reads; your code crashed: MCPError -32002: Snapshot unavailable"),
+    (returns_partial, [BETWEEN], [MIXED, CHANGED_BETWEEN],
+     "the server saw 1 manifest read; returned bundle r1 (r1/design missing)"),
+    (never_restarts, [BETWEEN], [CHANGED, CHANGED_BETWEEN, AFTER_PROMPT],
+     "the server saw 1 manifest read; your code crashed: MCPError -32002: Snapshot unavailable"),
+    (skips_membership, [INCOMPLETE], [EXPIRED, BETWEEN],
+     "returned bundle r2 (r2/design missing) instead of BundleError(manifest_membership)"),
+    (untyped_refusal, [UNAVAILABLE], [BETWEEN, INCOMPLETE],
+     "your code crashed: MCPError -32002: Snapshot unavailable"),
+    (relabels, [CHANGED], [],
+     "the server saw 2 manifest reads; returned bundle r2 (r2/requirements missing"),
+    (ignores_the_prompt, [BEFORE_PROMPT], [MIXED, AFTER_PROMPT],
+     "the server saw 1 manifest read; returned bundle r1"),
+    (wrong_check, [INCOMPLETE], [EXPIRED],
+     "refused: BundleError(recovery): the new manifest covers other documents"),
     (texts_only, [MIXED], [],
      "returned dict, not {'revision': ..., 'texts': ...}"),
 ])
@@ -167,9 +263,42 @@ async def test_a_cached_manifest_fails_only_where_the_server_sends_ttl():
     card = await grade_bundles(trusts_the_cache, only=[EXPIRED, CACHED])
     assert [(v.scenario.name, v.scenario.era) for v in card.failures()] == [(CACHED, "2026-07-28")], card.text()
     assert card.verdict_of(CACHED, "2026-07-28").observed.startswith(
-        "the server saw 1 manifest read; raised MCPError -32002")
+        "the server saw 1 manifest read; your code crashed: MCPError -32002")
 
 
 async def test_unknown_scenario_is_a_clear_error():
     with pytest.raises(ValueError, match="no scenario named"):
         await grade_bundles(never_restarts, only=["nope"])
+
+
+def test_no_legacy_row_hints_at_a_2026_07_28_setting():
+    import json
+
+    from course_lib.paths import fixture
+
+    for battery in ("bundles", "capstone"):
+        spec = json.loads(fixture("grading", f"{battery}.json").read_text(encoding="utf-8"))
+        for row in spec["scenarios"]:
+            if "legacy" in row.get("eras", spec["eras"]):
+                hint = row.get("legacy_hint", row["hint"])
+                assert not any(word in hint for word in ("cache_mode", "ttlMs", "2026-07-28")), (battery, row["name"])
+
+
+def spinning_reader(lab):
+    """A synchronous reader that never returns: it must be stopped, not only reported."""
+    import threading
+
+    spinning_reader.threads.append(threading.current_thread())
+    while True:
+        pass
+
+
+spinning_reader.threads = []
+
+
+async def test_a_synchronous_loop_is_stopped_within_the_budget():
+    card = await grade_bundles(spinning_reader, only=[MIXED], eras=["legacy"], budget=2)
+    assert card.verdict_of(MIXED).observed == "no result within 2 s (a loop that never ends?)"
+    (thread,) = spinning_reader.threads
+    thread.join(timeout=5)
+    assert not thread.is_alive()

@@ -4,7 +4,7 @@ import pytest
 from course_lib import walk
 from course_lib.grading.refresher import grade_capstone, grade_refresh
 from course_lib.tooling.student_copy import reference_solution
-from scorecard_checks import assert_flagged
+from scorecard_checks import assert_flagged, chapter_reference
 
 pytestmark = pytest.mark.anyio
 
@@ -72,8 +72,6 @@ async def test_unknown_scenario_is_a_clear_error():
         await grade_refresh(first_page, only=["nope"])
 
 
-# -- the capstone: every scenario of chapters 1-4 plus the combined servers ---------------------
-
 async def truthy_cursor(active, open_candidate):
     names, cursor = [], None
     async with open_candidate() as fresh:
@@ -97,29 +95,265 @@ async def latest_wins(active, open_candidate):
     raise ValueError("too many pages")
 
 
+# -- the capstone: one client against chapters 1-9 -------------------------------------------
+
+COMBINED = 'refresh: "" and an empty page'
+POISONED = "refresh: conflicting duplicate"
+ENDLESS = "refresh: endless catalog"
+STALE = "refresh: a stale cached page 1"
+READ = "read: allowed and hostile URIs"
+EXPIRES = "bundle: r1 expires mid-read"
+UNAVAILABLE = "bundle: r2 unavailable too"
+CAPSTONE = [COMBINED, POISONED, ENDLESS, STALE, READ, EXPIRES, UNAVAILABLE]
+
+
+def capstone_reference():
+    """The chapter's reference client: ``reference_MyClient`` (``MyClient`` before the convention)."""
+    from course_lib import bundles
+    from course_lib.errors import CatalogError, CheckFailed
+
+    imports = {"bundles": bundles, "CatalogError": CatalogError, "CheckFailed": CheckFailed}  # the chapter's
+    return chapter_reference("11_capstone.ipynb", ("reference_MyClient", "MyClient"), imports)
+
+
+class Starter:
+    """The chapter's untouched starter."""
+
+    def __init__(self, lab, allowed):
+        self.lab, self.allowed = lab, allowed
+
+    async def refresh(self, open_candidate):
+        raise NotImplementedError("write refresh")
+
+    async def read(self, uri):
+        raise NotImplementedError("write read")
+
+    async def bundle(self):
+        raise NotImplementedError("write bundle")
+
+
+class SessionClient:
+    """A correct client in another style: the session for pages (no response cache there), plain
+    functions of the course for the rest, ``read`` synchronous in its check."""
+
+    def __init__(self, lab, allowed):
+        self.lab, self.allowed = lab, tuple(allowed)
+
+    async def refresh(self, open_candidate):
+        from mcp.types import PaginatedRequestParams
+        from course_lib.errors import CatalogError
+
+        async with open_candidate() as fresh:
+            catalog, cursors, cursor, pages = {}, [], None, 0
+            while True:
+                pages += 1
+                if pages > 16:
+                    raise CatalogError("page_budget", "more than 16 pages")
+                params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+                page = await fresh.session.list_tools(params=params)
+                for tool in page.tools:
+                    if tool.name in catalog:
+                        raise CatalogError("duplicate_name", tool.name)
+                    catalog[tool.name] = tool
+                if page.next_cursor is None:
+                    return list(catalog)
+                if page.next_cursor in cursors:
+                    raise CatalogError("cursor_repeated", page.next_cursor)
+                cursor = page.next_cursor
+                cursors.append(cursor)
+
+    def allows(self, uri):
+        return any(uri == allowed for allowed in self.allowed)
+
+    async def read(self, uri):
+        from course_lib.errors import CheckFailed
+
+        CheckFailed.require(self.allows(uri), "uri_allowlist", f"{uri} is not on the list")
+        return (await self.lab.client.read_resource(uri, cache_mode="bypass")).contents[0].text
+
+    async def bundle(self):
+        from course_lib import bundles
+
+        return await bundles.acquire(self.lab, cache_mode="bypass")
+
+
+def variant(base, **methods):
+    """``base`` with some methods replaced: one wrong client per rule."""
+    return type(f"{base.__name__}_" + "_".join(methods), (base,), methods)
+
+
+async def refresh_on_active(self, open_candidate):
+    return (await walk(self.lab)).names  # walks where the schema cache lives
+
+
+async def refresh_adopting_schemas(self, open_candidate):
+    async with open_candidate() as fresh:
+        names = (await walk(fresh)).names
+        # "adopts" the candidate by copying its schemas into the active session: no message, same harm
+        self.lab.session._tool_output_schemas.update(fresh.session._tool_output_schemas)
+        return names
+
+
+async def refresh_truthy_cursor(self, open_candidate):
+    return await truthy_cursor(self.lab, open_candidate)
+
+
+async def refresh_latest_wins(self, open_candidate):
+    return await latest_wins(self.lab, open_candidate)
+
+
+async def refresh_through_the_cache(self, open_candidate):
+    from course_lib.stateless import client_listing
+
+    async with open_candidate() as fresh:
+        return await client_listing(fresh.client)  # page 1 with cache_mode="use"
+
+
+async def refresh_untyped(self, open_candidate):
+    async with open_candidate() as fresh:
+        try:
+            return (await walk(fresh)).names
+        except Exception as exc:
+            raise ValueError(f"refresh failed: {exc}") from None  # loses the reason
+
+
+async def refresh_unbounded(self, open_candidate):
+    names, cursor = [], None
+    async with open_candidate() as fresh:
+        while True:
+            page = await fresh.client.list_tools(cursor=cursor)
+            names += [t.name for t in page.tools]
+            if page.next_cursor is None:
+                return names
+            cursor = page.next_cursor
+
+
+async def read_by_prefix(self, uri):
+    from course_lib.errors import CheckFailed
+
+    CheckFailed.require(uri.startswith("project://atlas/docs/"), "uri_allowlist", uri)
+    return (await self.lab.client.read_resource(uri)).contents[0].text
+
+
+async def read_decoded(self, uri):
+    from urllib.parse import unquote
+    from course_lib.errors import CheckFailed
+
+    CheckFailed.require(unquote(uri) in {unquote(a) for a in self.allowed}, "uri_allowlist", uri)
+    return (await self.lab.client.read_resource(uri)).contents[0].text
+
+
+async def read_nothing(self, uri):
+    from course_lib.errors import CheckFailed
+
+    raise CheckFailed("uri_allowlist", "nothing is allowed")
+
+
+async def read_after_asking(self, uri):
+    from course_lib.errors import CheckFailed
+
+    text = (await self.lab.client.read_resource(uri)).contents[0].text  # the server saw it first
+    CheckFailed.require(uri in self.allowed, "uri_allowlist", uri)
+    return text
+
+
+async def bundle_from_the_cache(self):
+    from course_lib import bundles
+
+    return await bundles.acquire(self.lab, cache_mode="use")
+
+
+async def bundle_untyped(self):
+    from mcp import MCPError
+    from course_lib import bundles
+
+    try:
+        return await bundles.acquire(self.lab)
+    except bundles.BundleError as exc:
+        raise MCPError(-32002, str(exc)) from None
+
+
+async def test_capstone_starter_scores_zero():
+    card = await grade_capstone(Starter)
+    assert not any(v.passed for v in card.verdicts), card.text()
+    assert card.text().endswith("0/14 scenarios pass")
+    assert len(card.text().splitlines()) <= 38  # it is the chapter's stored check output, on one slide
+    assert all(v.observed.endswith(("write refresh", "write read", "write bundle")) or "(and 12 more)" in v.observed
+               for v in card.verdicts)
+
+
 async def test_capstone_reference_passes_everything():
-    card = await grade_capstone(reference("11_capstone.ipynb", "my_refresher"))
+    card = await grade_capstone(capstone_reference())
     assert card.passed, card.text()
-    assert len(card.verdicts) == 29
-    names = {v.scenario.name for v in card.verdicts}
-    assert {"normal", "repeated cursor", "complete refresh", "duplicate across pages",
-            "everything at once", "everything at once, poisoned"} <= names
+    assert len(card.verdicts) == 14
+    assert [v.scenario.name for v in card.verdicts[::2]] == CAPSTONE
+    assert {v.scenario.era for v in card.verdicts} == {"legacy", "2026-07-28"}
 
 
-async def test_capstone_accepts_the_chapter_3_refresh_built_on_walk():
-    card = await grade_capstone(reference(), eras=["2026-07-28"],
-                                only=["everything at once", "everything at once, poisoned", "cursor cycle"])
+async def test_capstone_passes_a_correct_client_in_another_style():
+    card = await grade_capstone(SessionClient)
     assert card.passed, card.text()
 
 
-@pytest.mark.parametrize("solution, failing, control, observed", [
-    (truthy_cursor, "everything at once", "complete refresh", "returned ['alpha']"),
-    (latest_wins, "everything at once, poisoned", "everything at once",
-     "returned a partial catalog ['alpha', 'beta']"),
-    (on_active_session, "everything at once", "everything at once", "sent "),
-    (first_page, "everything at once", "single page", "returned ['alpha']"),
-    (swallows_rejection, "everything at once, poisoned", "everything at once", "returned a partial catalog ['alpha']"),
+@pytest.mark.parametrize("methods, failing, control, era, observed", [
+    (dict(refresh=refresh_on_active), COMBINED, READ, "legacy", "sent 2 message(s) on the active session"),
+    (dict(refresh=refresh_adopting_schemas), COMBINED, ENDLESS, "legacy",
+     "changed the active session's output schemas without a message; returned ['alpha', 'beta', 'gamma']"),
+    (dict(refresh=refresh_truthy_cursor), COMBINED, READ, "2026-07-28", "returned ['alpha']"),
+    (dict(refresh=refresh_latest_wins), POISONED, COMBINED, "legacy",
+     "returned a partial catalog ['alpha', 'beta'] instead of refusing (duplicate_name)"),
+    (dict(refresh=refresh_untyped), POISONED, COMBINED, "2026-07-28", "your code crashed: ValueError: refresh failed"),
+    (dict(refresh=refresh_through_the_cache), STALE, COMBINED, "2026-07-28",
+     "page 1 never reached the candidate server; returned ['alpha', 'beta', 'bump', 'zeta']"),
+    (dict(read=read_by_prefix), READ, EXPIRES, "legacy", "8 URI(s) outside the allowlist reached the server"),
+    (dict(read=read_decoded), READ, EXPIRES, "2026-07-28", "2 URI(s) outside the allowlist reached the server"),
+    (dict(read=read_nothing), READ, EXPIRES, "legacy", "docs/requirements: refused: CheckFailed(check_failed)"),
+    (dict(read=read_after_asking), READ, EXPIRES, "legacy", "10 URI(s) outside the allowlist reached the server"),
+    (dict(bundle=bundle_from_the_cache), EXPIRES, UNAVAILABLE, "2026-07-28",
+     "the server saw 1 manifest read; refused: BundleError(recovery)"),
+    (dict(bundle=bundle_untyped), UNAVAILABLE, EXPIRES, "legacy", "your code crashed: MCPError -32002"),
 ])
-async def test_capstone_flags_wrong_refreshers_at_their_scenario(solution, failing, control, observed):
-    card = await grade_capstone(solution, only=[failing, control], eras=["legacy"])
-    assert_flagged(card, failing, control, observed)
+async def test_capstone_flags_wrong_clients_at_their_scenario(methods, failing, control, era, observed):
+    card = await grade_capstone(variant(SessionClient, **methods), only=[failing, control], eras=[era])
+    verdict = assert_flagged(card, failing, control, observed)
+    assert f"✗ {failing}" in card.text() and f"✗ {control}" not in card.text()
+    if era == "legacy":  # a legacy row never hints at a 2026-07-28 setting
+        assert "cache_mode" not in verdict.scenario.hint
+
+
+async def test_capstone_stops_an_unbounded_refresh_within_its_budget():
+    card = await grade_capstone(variant(SessionClient, refresh=refresh_unbounded), only=[ENDLESS, COMBINED],
+                                eras=["legacy"], budget=3)
+    assert card.verdict_of(COMBINED).passed, card.text()
+    assert card.verdict_of(ENDLESS).observed == "no result within 3 s (a loop that never ends?)"
+
+
+async def test_capstone_unknown_scenario_is_a_clear_error():
+    with pytest.raises(ValueError, match="no scenario named"):
+        await grade_capstone(Starter, only=["nope"])
+
+
+def read_spinning(self, uri):
+    """A synchronous check that never returns: it must be stopped, not only reported."""
+    import threading
+
+    read_spinning.threads.append(threading.current_thread())
+    while True:
+        pass
+
+
+read_spinning.threads = []
+
+
+async def test_capstone_stops_a_synchronous_loop_within_its_budget():
+    import time
+
+    started = time.monotonic()
+    card = await grade_capstone(variant(SessionClient, read=read_spinning), only=[READ], eras=["legacy"], budget=2)
+    assert time.monotonic() - started < 30
+    verdict = card.verdict_of(READ)
+    assert verdict.observed.startswith("docs/requirements: no result within 2 s"), verdict.observed
+    assert "(and 12 more)" in verdict.observed  # the other URIs were not asked once one call hung
+    (thread,) = read_spinning.threads
+    thread.join(timeout=5)
+    assert not thread.is_alive()  # the loop was stopped, not left spinning

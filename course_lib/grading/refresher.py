@@ -10,18 +10,32 @@ listed page, even one the caller rejects, lands in that session's output-schema 
 The battery ``fixtures/grading/refresh.json`` is written by hand: per scenario, the schema
 fixture of the candidate server and the expected outcome. Every scenario runs on real
 ``schema`` servers in both eras, with ``grade``'s primitives (``observe``, ``judge_names``).
-The capstone battery ``fixtures/grading/capstone.json`` includes the walk and refresh batteries
-(every walk scenario then runs as the candidate of a refresh) and adds two combined servers.
+The capstone (chapter 11, ``grade_capstone``) grades one client that spans chapters 1-9: a
+student's class ``MyClient(lab, allowed)`` whose ``refresh(open_candidate)``, ``read(uri)`` and
+``bundle()`` the hand-written battery ``fixtures/grading/capstone.json`` calls on real servers,
+each scenario in both eras. It is judged on the wire and on the state left behind: nothing sent
+on the active session during a refresh and its output-schema validation unchanged afterwards,
+page 1 of the candidate's catalog asked of the candidate server (never a listing stitched from a
+response cache), no read of a URI outside the allowlist reaching the server, and chapter 7's
+manifest and ``latest/`` counts for the bundle.
 """
 from __future__ import annotations
 
+import json
+from contextlib import asynccontextmanager
 from dataclasses import replace
-from typing import Callable
+from typing import Any, Callable
+
+from mcp import MCPError
 
 from course_lib.walker import walk
-from course_lib.display import error_line
-from course_lib.errors import CourseError
-from course_lib.grading.core import Scenario, Scorecard, Verdict, judge_names, load_battery, observe, select
+from course_lib.display import Table, error_line
+from course_lib.errors import CatalogError, CheckFailed, CourseError
+from course_lib.bundles import short
+from course_lib.grading.bundle_reader import crashed, invoke, judge_bundle, prepare_before, prompt_refused
+from course_lib.grading.core import (Scenario, Scorecard, Verdict, describe_expectation, judge_names, load_battery,
+                                     observe, select)
+from course_lib.chapters.snapshot_lab import load_oracle
 from course_lib.labs import connect
 from course_lib.paths import fixture
 from course_lib.scenarios import gather
@@ -94,7 +108,241 @@ async def grade_refresh(student: Callable, battery: str = "refresh", *, only: li
     return Scorecard(title, list(verdicts.values()))
 
 
-async def grade_capstone(student: Callable, *, only: list[str] | None = None, eras: list[str] | None = None,
-                         budget: float | None = None) -> Scorecard:
-    """The capstone: every walk and refresh scenario of chapters 1-4 plus the combined ones."""
-    return await grade_refresh(student, "capstone", only=only, eras=eras, budget=budget)
+# -- the capstone: one client against chapters 1-9 ------------------------------------------------
+
+SHARED_TARGET = "capstone-modern-catalog"  # one server's name in a response cache two clients share
+URI_CHECK = "uri_allowlist"
+
+
+def _lab_options(part: dict, era: str, budget: float, shared_cache: Any = None) -> dict:
+    options: dict[str, Any] = dict(mode=part.get("mode"), era=era, lab_timeout=budget + 60, request_timeout=30)
+    if "fixture" in part:
+        options["fixture"] = _fixture(part["fixture"])
+    if part.get("shared_cache"):
+        options["cache"] = shared_cache
+    return options
+
+
+def _schemas(lab) -> str:
+    """The active session's output-schema cache, as comparable text."""
+    return json.dumps(lab.session._tool_output_schemas, sort_keys=True, default=str)
+
+
+async def _probe(lab, tool: str) -> str:
+    """How the session validates ``tool``'s result right now, in one line."""
+    try:
+        result = await lab.client.call_tool(tool, {})
+    except Exception as exc:  # a rejection by the client, or a refusal of the server
+        return f"rejects {tool}: {error_line(exc)}"
+    return f"accepts {tool} -> {json.dumps(result.structured_content)}"
+
+
+def _hint(s: Scenario, row: dict) -> str:
+    return row.get("legacy_hint", s.hint) if s.era == "legacy" else s.hint
+
+
+def _refusal(expected: str | None, kind: str, observed: str, value: Any) -> tuple[bool, str]:
+    """A raised outcome of a refresh: only the refusal the chapters teach passes, and only where expected."""
+    if kind == "hung":
+        return False, observed
+    if isinstance(value, CatalogError):
+        return expected == value.reason, f"refused: {error_line(value)}"
+    if isinstance(value, MCPError) and expected == f"MCPError {value.error.code}":
+        return True, f"the server's refusal propagated: {error_line(value)}"
+    return False, crashed(value)
+
+
+async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, budget: float) -> Verdict:
+    from mcp.client.caching import CacheConfig, InMemoryResponseCacheStore
+
+    active_part, wanted = row.get("active", spec["refresh_active"]), row["candidate"]
+    shared = CacheConfig(store=InMemoryResponseCacheStore(), partition="reviewer", target_id=SHARED_TARGET)
+    opened: list[tuple[Any, int]] = []  # each candidate lab, and where the student's frames start on it
+
+    @asynccontextmanager
+    async def open_candidate():
+        async with connect(wanted["server"], **_lab_options(wanted, s.era, budget, shared)) as lab:
+            if wanted.get("before") == "bump":
+                await lab.client.call_tool("bump", {})  # the catalog moved on since the cached page 1
+            opened.append((lab, len(lab.wire)))
+            yield lab
+
+    async with connect(active_part["server"], **_lab_options(active_part, s.era, budget, shared)) as active:
+        if active_part["server"] == "schema":
+            await walk(active)  # the active session holds a catalog, as in chapters 3 and 4
+        else:
+            await active.client.list_tools()  # page 1 of the current catalog, now in the shared cache
+        probe = active_part.get("probe")
+        validated = await _probe(active, probe) if probe else None
+        schemas = _schemas(active)
+        mark = len(active.wire)
+
+        async def call():
+            client = await invoke(student, active, list(spec["allowed"]))
+            return await invoke(client.refresh, open_candidate)
+
+        kind, observed, value = await observe(call, budget)
+        touched = len(active.wire) - mark
+        changed = _schemas(active) != schemas
+        now = await _probe(active, probe) if probe and not touched else validated
+
+    facts, hint = [], _hint(s, row)
+    if touched:
+        facts.append(f"sent {touched} message(s) on the active session during the refresh")
+    elif changed:
+        facts.append("changed the active session's output schemas without a message")
+    elif now != validated:
+        facts.append(f"the active session now {now} (before: {validated})")
+    if facts:
+        hint = spec["untouched_hint"]
+    if kind != "returned":
+        passed, observed = _refusal(s.expect.get("refuses"), kind, observed, value)
+    elif not opened:
+        passed, observed = False, "returned without opening a candidate"
+    else:
+        page_1 = sum(1 for lab, start in opened for f in lab.wire.frames[start:]
+                     if f.direction == "→" and f.method == "tools/list" and f.params.get("cursor") is None)
+        if not page_1:
+            facts.append("page 1 never reached the candidate server")
+        expect = {"names": s.expect["names"]} if "names" in s.expect else {"raises": True}
+        passed, observed = judge_names(expect, kind, observed, value)
+        if "refuses" in s.expect and observed.endswith("instead of raising"):
+            observed = observed.replace("instead of raising", f"instead of refusing ({s.expect['refuses']})")
+    return Verdict(replace(s, hint=hint), passed and not facts, "; ".join(facts + [observed]))
+
+
+def _documents() -> dict[str, str]:
+    from urllib.parse import quote
+
+    data = json.loads(fixture("atlas", "documents.json").read_text(encoding="utf-8"))
+    return {data["base"] + quote(name, safe=""): text for name, text in data["documents"].items()}
+
+
+def _answer(kind: str, observed: str, value: Any) -> str:
+    if kind == "hung":
+        return observed
+    return f"refused: {error_line(value)}" if isinstance(value, CheckFailed) else crashed(value)
+
+
+async def _run_read(student: Callable, s: Scenario, row: dict, spec: dict, budget: float) -> Verdict:
+    documents, allowed = _documents(), set(spec["allowed"])
+    answers: dict[str, tuple[str, str, Any]] = {}
+    async with connect("atlas", era=s.era, lab_timeout=budget * len(row["uris"]) + 60, request_timeout=30) as lab:
+        mark = len(lab.wire)
+        kind, observed, client = await observe(lambda: invoke(student, lab, list(spec["allowed"])), budget)
+        for uri in row["uris"]:
+            if kind != "returned":  # the client could not be built, or an earlier read hung: not asked
+                answers[uri] = (kind, observed, client)
+                continue
+            answers[uri] = await observe(lambda uri=uri: invoke(client.read, uri), budget)
+            if answers[uri][0] == "hung":
+                kind, observed = "hung", "not asked: an earlier read did not return"
+    reads = [f.params.get("uri") for f in lab.wire.frames[mark:] if f.direction == "→" and f.method == "resources/read"]
+
+    problems = []
+    reached = [u for u in row["uris"] if u not in allowed and u in reads]
+    if reached:
+        problems.append(f"{len(reached)} URI(s) outside the allowlist reached the server, e.g. {reached[0]!r}")
+    for uri in row["uris"]:
+        kind, observed, value = answers[uri]
+        if uri in allowed and kind == "returned":
+            if value != documents.get(uri):
+                problems.append(f"{uri!r}: returned {value!r:.40}, not the document's text")
+            elif uri not in reads:
+                problems.append(f"{uri!r}: returned its text, but no read reached the server")
+        elif uri in allowed:
+            problems.append(f"{short(uri)}: {_answer(kind, observed, value)}")
+        elif kind == "returned":
+            problems.append(f"{uri!r}: returned {value!r:.40} instead of refusing")
+        elif not (isinstance(value, CheckFailed) and value.check == URI_CHECK):
+            problems.append(f"{uri!r}: {_answer(kind, observed, value)}")
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return Verdict(replace(s, hint=_hint(s, row)), False, problems[0] + more)
+    return Verdict(s, True, f"read {len(allowed & set(row['uris']))}, refused the others unsent")
+
+
+async def _run_bundle(student: Callable, s: Scenario, row: dict, spec: dict, budget: float) -> Verdict:
+    full = load_oracle()
+    oracle = {rev: full[rev] for rev in ("r1", "r2")}
+    async with connect("snapshot", mode=s.mode, args=s.args, era=s.era, lab_timeout=budget + 60,
+                       request_timeout=30) as lab:
+        await prepare_before(lab, row.get("before"), oracle)
+        before = len(lab.wire.requests())
+
+        async def call():
+            client = await invoke(student, lab, list(spec["allowed"]))
+            return await invoke(client.bundle)
+
+        kind, observed, value = await observe(call, budget)
+    sent = lab.wire.requests()[before:]
+    return judge_bundle(replace(s, hint=_hint(s, row)), kind, observed, value, sent, oracle=oracle,
+                        latest_hint=spec["latest_hint"], refused_prompt=prompt_refused(sent, lab.wire))
+
+
+class CapstoneCard(Scorecard):
+    """The capstone's card: one row per scenario with a verdict column per era, then the failures,
+    one entry per scenario (the eras it failed in, expected, observed, the hint of each era)."""
+
+    def table(self) -> Table:
+        eras = list(dict.fromkeys(v.scenario.era for v in self.verdicts))
+        by_name: dict[str, dict[str, Verdict]] = {}
+        for v in self.verdicts:
+            by_name.setdefault(v.scenario.name, {})[v.scenario.era] = v
+        rows = [[name] + [("PASS" if verdicts[e].passed else "FAIL") if e in verdicts else "-" for e in eras]
+                for name, verdicts in by_name.items()]
+        notes = []
+        for name, verdicts in by_name.items():
+            failed = [v for v in verdicts.values() if not v.passed]
+            if not failed:
+                continue
+            first = failed[0]
+            same = lambda attr: all(getattr(v, attr) == getattr(first, attr) for v in failed)
+            observed = first.observed if same("observed") else "; ".join(
+                f"({v.scenario.era}) {v.observed}" for v in failed)
+            hints = {v.scenario.hint: v.scenario.era for v in failed}
+            hint = first.scenario.hint if len(hints) == 1 else " ".join(f"({e}) {h}" for h, e in hints.items())
+            where = "" if len(failed) == len(eras) else f" ({', '.join(v.scenario.era for v in failed)})"
+            notes.append(f"✗ {name}{where}: expected {describe_expectation(first.scenario.expect)}\n"
+                         f"  observed: {observed}\n  hint: {hint}")
+        return Table(["scenario", *eras], rows, self.title, notes=notes)
+
+
+RUNS = {"refresh": _run_refresh, "read": _run_read, "bundle": _run_bundle}
+
+
+def describe_capstone(battery: str = "capstone") -> Table:
+    """What the capstone's check runs: each scenario, the method it calls, the expected outcome, the budget."""
+    title, scenarios, spec = load_battery(battery)
+    eras = sorted({s.era for s in scenarios}, key=["legacy", "2026-07-28"].index)
+    rows = [[row["task"], row["name"], describe_expectation(row["expect"])] for row in spec["scenarios"]]
+    return Table(["method", "scenario", "expected"], rows,
+                 f"{len(rows)} scenarios in the {' and '.join(eras)} eras; each call is stopped after "
+                 f"{spec['budget_seconds']:g} s")
+
+
+async def grade_capstone(student: Callable, battery: str = "capstone", *, only: list[str] | None = None,
+                         eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
+    """Grade the capstone client: ``student(lab, allowed)`` and its ``refresh``, ``read`` and ``bundle``.
+
+    ``student`` is the class (or any callable that builds the client). Each scenario builds a
+    client on its own active lab and calls one method; ``only`` and ``eras`` select scenarios.
+    """
+    title, scenarios, spec = load_battery(battery)
+    scenarios = select(scenarios, only, eras)
+    rows = {row["name"]: row for row in spec["scenarios"]}
+    budget = budget or spec.get("budget_seconds", 8.0)
+
+    async def run(s: Scenario) -> Verdict:
+        row = rows[s.name]
+        try:
+            verdict = await RUNS[row["task"]](student, s, row, spec, budget)
+        except CourseError as exc:  # the lab itself failed: say so rather than blame the student
+            return Verdict(s, False, f"the lab could not run: {error_line(exc)}")
+        if not verdict.passed and "your code crashed:" in verdict.observed \
+                and verdict.scenario.hint == _hint(s, row):  # no rule broken on the wire: the crash is the failure
+            return Verdict(replace(verdict.scenario, hint=spec["crash_hint"]), False, verdict.observed)
+        return verdict
+
+    verdicts = await gather({i: (lambda s=s: run(s)) for i, s in enumerate(scenarios)})
+    return CapstoneCard(title, list(verdicts.values()))

@@ -15,6 +15,9 @@ shrinks, and only at fixed request boundaries named in ``SCENARIOS`` (no clocks,
 ``--fault`` turns the server into one of the known-wrong variants used as negative controls
 (``FAULTS``: the chapter's; ``READER_FAULTS``: one rule of the bundle reader each);
 ``--ttl-ms`` adds a ``resources/read`` cache hint (honoured by 2026-07-28 clients only).
+``--switch-after METHOD=TARGET`` moves the scenario's switch to another request boundary (for
+instance ``resources/read=project://atlas/r1/requirements``, between two pinned reads) and
+``--keep-r1`` makes it publish r2 without retiring r1 (a change rather than an expiry).
 """
 from __future__ import annotations
 
@@ -91,8 +94,8 @@ def unavailable() -> MCPError:
 class Snapshots:
     """The server's whole state: a pointer, a retained set, and the one scheduled switch."""
 
-    def __init__(self, scenario: str, fault: str = "none"):
-        self.switch = SCENARIOS[scenario]
+    def __init__(self, scenario: str, fault: str = "none", switch: Switch | None = None):
+        self.switch = switch or SCENARIOS[scenario]
         self.fault = fault
         self.current = "r1"
         self.retained = {"r1", "r2"}
@@ -163,8 +166,8 @@ class Snapshots:
                                      messages=messages)
 
 
-def build(scenario: str, fault: str = "none", ttl_ms: int = 0) -> Server:
-    state = Snapshots(scenario, fault)
+def build(scenario: str, fault: str = "none", ttl_ms: int = 0, switch: Switch | None = None) -> Server:
+    state = Snapshots(scenario, fault, switch)
 
     async def on_list_resources(ctx, params) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[
@@ -203,5 +206,16 @@ def main(argv: list[str]) -> int:
     p.add_argument("--scenario", "--mode", dest="scenario", default="mixed", choices=tuple(SCENARIOS))
     p.add_argument("--fault", default="none", choices=FAULTS + READER_FAULTS)
     p.add_argument("--ttl-ms", type=int, default=0)
+    p.add_argument("--switch-after", metavar="METHOD=TARGET",
+                   help="publish r2 after the first request of METHOD on TARGET (a URI, or a revision for prompts/get)")
+    p.add_argument("--keep-r1", action="store_true", help="the switch publishes r2 and keeps r1 retained")
     args = p.parse_args(argv)
-    return serve(build(args.scenario, args.fault, args.ttl_ms))
+    switch = SCENARIOS[args.scenario]
+    if args.switch_after:
+        method, sep, target = args.switch_after.partition("=")
+        if not sep or method not in ("resources/read", "prompts/get"):
+            p.error("--switch-after takes resources/read=URI or prompts/get=REVISION")
+        switch = Switch(method, target, switch.retire_r1)
+    if args.keep_r1:
+        switch = Switch(switch.method, switch.target, retire_r1=False)
+    return serve(build(args.scenario, args.fault, args.ttl_ms, switch))
