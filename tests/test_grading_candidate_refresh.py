@@ -160,3 +160,8 @@ async def waits_forever(active, open_candidate):
 async def test_a_context_manager_that_waits_forever_is_stopped_within_the_budget():
     card = await grade_candidate(waits_forever, only=["accepted candidate"], budget=1)
     assert card.verdicts[0].observed == "no result within 1 s (a wait that never ends?)", card.text()
+
+
+async def test_one_era_only():
+    card = await grade_candidate(ClassCandidate, eras=["2026-07-28"], only=["caller failure"])
+    assert card.passed and card.verdicts[0].scenario.era == "2026-07-28", card.text()

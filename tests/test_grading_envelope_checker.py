@@ -190,3 +190,10 @@ def test_the_module_carries_what_the_checker_uses():
     source = module_source(crashes_on_a_notification)
     assert "import json as json" in source and "course_lib.line_client" in source
     assert "def crashes_on_a_notification" in source
+
+
+async def test_a_checker_without_readable_source_is_told_so():
+    card = await grade_envelope(len, only=["undamaged session"])
+    verdict = card.verdicts[0]
+    assert not verdict.passed and verdict.observed.endswith("is not a function defined with def"), card.text()
+    assert "def" in verdict.scenario.hint

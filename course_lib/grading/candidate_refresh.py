@@ -272,6 +272,8 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
     title, scenarios, spec = load_battery(battery)
     scenarios = select(scenarios, only, None)
     era_list = [era for era in spec["era_list"] if eras is None or era in eras]
+    if len(era_list) == 1:  # a card restricted to one era says so in its era column
+        scenarios = [replace(s, era=era_list[0]) for s in scenarios]
     budget = budget or spec.get("budget_seconds", 30.0)
     entries = {entry["name"]: entry for entry in spec["scenarios"]}
     hints = spec["check_hints"]
