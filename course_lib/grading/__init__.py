@@ -2,5 +2,6 @@
 
 ``core`` holds what every grader shares (batteries, verdicts, the scorecard, the walker
 exercise); one module per exercise holds the rest: ``refresher`` (the refresh and the
-capstone), ``allowlist``, ``bundle_reader`` and ``cache_refresh``.
+capstone), ``candidate_refresh``, ``allowlist``, ``envelope_checker``, ``bundle_reader`` and
+``cache_refresh``.
 """

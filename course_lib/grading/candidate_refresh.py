@@ -1,0 +1,334 @@
+"""Chapter 4's exercise grader: a student's candidate refresh, judged by the chapter's own probes.
+
+The student writes ``my_candidate(active, open_candidate)``, an async context manager like
+``course_lib.refresh.candidate``: ``open_candidate()`` is ``connect(...)`` for the candidate's own
+server process and session (the options are bound by the grader); ``active`` is the lab in use,
+passed only so that the grader can see it stays untouched. Used as
+``async with my_candidate(active, open_candidate) as ready:``, it must yield only a complete
+catalog (``Ready(lab, catalog)`` or the ``Catalog``), close the candidate before a walk's error
+leaves it, let the caller's exception propagate after closing, and send nothing on ``active``.
+
+Each scenario is one of the negative-control probes of ``course_lib.chapters.schema_lab``
+(``probe_failed_candidate``, ``probe_caller_failure``, ``probe_accepted_candidate``, and
+``probe_in_place``'s question asked of a candidate: does a rejected refresh change the active
+session?), rewritten to take the student's context manager as a parameter. A row passes only
+if its probe passes; a failure names the probe's check (``[candidate_never_yields] ...``).
+The candidate's processes are opened by the grader's ``open_candidate``, which records every
+lab, so "closed" means the process has exited; whatever the student leaves open is closed
+after the row. The battery is ``fixtures/grading/candidate.json``, written by hand.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable
+
+import anyio
+
+from course_lib.chapters import schema_lab
+from course_lib.chapters.negative_controls import require
+from course_lib.errors import CatalogError, CheckFailed, CourseError, unwrap
+from course_lib.grading.core import Scenario, Scorecard, Verdict, load_battery, select
+from course_lib.labs import connect
+from course_lib.paths import fixture
+from course_lib.protocol import LEGACY
+from course_lib.scenarios import gather
+from course_lib.walker import walk
+
+BATTERY = "candidate"
+
+
+def crash_line(exc: BaseException) -> str:
+    """The last line of an error: ``Type: message`` (just ``Type`` when there is no message)."""
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def _fixture(relative: str):
+    return fixture(*relative.split("/"))
+
+
+class CandidateHandle:
+    """What ``open_candidate()`` returns: ``async with`` it to start the candidate's server.
+
+    The server runs in a task of the grader, so the grader can close it after the row even when
+    the student's code never does.
+    """
+
+    def __init__(self, opener: "CandidateOpener"):
+        self._opener = opener
+        self._release = anyio.Event()
+        self._done = anyio.Event()
+        self._entered = False
+        self.lab = None
+        self.error: BaseException | None = None
+
+    async def __aenter__(self):
+        if self._entered:
+            raise RuntimeError("each open_candidate() is entered once; call it again for another candidate")
+        self._entered = True
+        ready = anyio.Event()
+
+        async def hold() -> None:
+            try:
+                async with connect(**self._opener.options) as lab:
+                    self.lab = lab
+                    self._opener.labs.append(lab)
+                    ready.set()
+                    await self._release.wait()
+            except Exception as exc:  # kept for __aenter__; a failure after the walk is not the student's
+                self.error = exc
+            finally:
+                ready.set()
+                self._done.set()
+
+        self._opener.task_group.start_soon(hold)
+        await ready.wait()
+        if self.lab is None:
+            raise self.error or CourseError("the candidate could not start", reason="launch_failed")
+        return self.lab
+
+    async def __aexit__(self, exc_type, exc, tb) -> bool:
+        await self.close()
+        return False
+
+    async def close(self) -> None:
+        if self._entered:
+            self._release.set()
+            with anyio.CancelScope(shield=True):
+                await self._done.wait()
+
+
+class CandidateOpener:
+    """``open_candidate``: every lab it started, and whether all of them have exited."""
+
+    def __init__(self, task_group, **options: Any):
+        self.task_group = task_group
+        self.options = options
+        self.labs: list = []
+        self._handles: list[CandidateHandle] = []
+
+    def __call__(self) -> CandidateHandle:
+        handle = CandidateHandle(self)
+        self._handles.append(handle)
+        return handle
+
+    @property
+    def lab(self):
+        return self.labs[-1] if self.labs else None
+
+    @property
+    def closed(self) -> bool:
+        return bool(self.labs) and all(lab.returncode is not None for lab in self.labs)
+
+    async def close_all(self) -> None:
+        for handle in self._handles:
+            await handle.close()
+
+
+def _catalog_of(ready: Any):
+    catalog = getattr(ready, "catalog", ready)
+    require(hasattr(catalog, "names") and hasattr(catalog, "page_sizes"), "candidate_complete",
+            f"yielded {type(ready).__name__}, not Ready(lab, catalog) or a Catalog")
+    return catalog
+
+
+def _sent(active) -> int:
+    """Frames the client sent on the active session (what can change its schema cache)."""
+    return sum(1 for f in active.wire.frames if f.direction == "→")
+
+
+async def _settled(active) -> None:
+    """Wait for the handshake's last frame (legacy sends ``notifications/initialized`` after
+    ``connect`` returns), so that a frame counted later is one the student's code sent."""
+    if active.era != LEGACY:
+        return
+    with anyio.move_on_after(10):
+        while "notifications/initialized" not in active.wire.methods():
+            await anyio.sleep(0.01)
+
+
+def _open(make, active, opener: CandidateOpener):
+    """``make(active, opener)``, refused with a clear crash when it is not an async context manager."""
+    manager = make(active, opener)
+    if not (hasattr(manager, "__aenter__") and hasattr(manager, "__aexit__")):
+        if hasattr(manager, "close") and hasattr(manager, "cr_code"):
+            manager.close()  # a coroutine: an async def without @asynccontextmanager
+        raise TypeError(f"my_candidate(...) returned {type(manager).__name__}, not an async context "
+                        "manager (decorate it with @asynccontextmanager, or give it __aenter__/__aexit__)")
+    return manager
+
+
+def _require_untouched(active, frames_before: int) -> None:
+    require(_sent(active) == frames_before, "active_untouched",
+            "the candidate refresh sent frames on the active session")
+
+
+def _require_opened(opener: CandidateOpener) -> None:
+    require(opener.labs, "candidate_opened", "no candidate was opened: open_candidate() was never entered")
+
+
+async def probe_failed_candidate(make, active, opener: CandidateOpener, era: str) -> None:
+    """``schema_lab.probe_failed_candidate`` on the student's context manager."""
+    frames_before = _sent(active)
+    yielded, reason, closed_at_error = False, None, None
+    try:
+        async with _open(make, active, opener):
+            yielded = True
+    except CatalogError as exc:
+        closed_at_error = opener.closed
+        reason = exc.reason
+    except Exception:
+        _require_untouched(active, frames_before)  # whatever else went wrong, this comes first
+        raise
+    if not yielded:
+        _require_opened(opener)
+    require(not yielded, "candidate_never_yields", "candidate unexpectedly yielded an incomplete catalog")
+    require(reason is not None, "candidate_rejected", "the block ended without the walk's CatalogError")
+    require(closed_at_error, "candidate_closed_before_error", "candidate process still running when its error arrived")
+    require(_sent(active) == frames_before, "active_untouched",
+            "the candidate refresh sent frames on the active session")
+    require(reason == "duplicate_name", "candidate_rejected", f"candidate failed for another reason: {reason}")
+
+
+class CallerBug(schema_lab.CallerBug):
+    """The caller's own failure inside the block (the chapter's probe raises the same class)."""
+
+
+async def probe_caller_failure(make, active, opener: CandidateOpener, era: str) -> None:
+    """``schema_lab.probe_caller_failure`` on the student's context manager."""
+    frames_before = _sent(active)
+    entered, propagated = False, False
+    try:
+        async with _open(make, active, opener) as ready:
+            entered = True
+            names = list(_catalog_of(ready).names)
+            require(names == ["alpha", "beta"], "candidate_complete", f"incomplete candidate: yielded {names}")
+            raise CallerBug("the caller's own failure")
+    except CallerBug:
+        propagated = True
+    except CheckFailed:
+        raise
+    except Exception as exc:
+        if not entered:
+            raise  # the context manager itself failed before the block: a crash
+        require(False, "caller_failure_propagates",
+                f"the caller's CallerBug came out as {type(exc).__name__}: {exc}")
+    require(propagated, "caller_failure_propagates", "caller failure was swallowed by the candidate")
+    require(opener.closed, "candidate_closed_after_caller_failure", "candidate process still running")
+    require(_sent(active) == frames_before, "active_untouched",
+            "the candidate refresh sent frames on the active session")
+
+
+async def probe_accepted_candidate(make, active, opener: CandidateOpener, era: str, oracle: str) -> None:
+    """``schema_lab.probe_accepted_candidate`` (both oracles) on the student's context manager."""
+    frames_before = _sent(active)
+    async with _open(make, active, opener) as ready:
+        catalog = _catalog_of(ready)
+        _require_opened(opener)
+        observed = {"names": list(catalog.names), "page_sizes": list(catalog.page_sizes),
+                    "call": await schema_lab.call_outcome(opener.lab)}
+    observed["closed_after_context"] = opener.closed
+    require(_sent(active) == frames_before, "active_untouched",
+            "the candidate refresh sent frames on the active session")
+    require(opener.closed, "closed_after_context", "candidate process still running after the block")
+    schema_lab.check(schema_lab.Run(oracle, era, observed, {"candidate": schema_lab.audit_of(opener.lab)}))
+
+
+async def probe_in_place(make, active, opener: CandidateOpener, era: str, oracle: str) -> dict:
+    """``probe_in_place``'s question of a candidate: the rejected refresh leaves the active session
+    as it was (no frame, the same validation), checked against both oracles."""
+    saved = await walk(active)
+    before = schema_lab.snapshot(saved)
+    first = await schema_lab.call_outcome(active)
+    frames_before = _sent(active)
+    yielded, reason, closed_at_error = False, None, None
+    try:
+        async with _open(make, active, opener):
+            yielded = True
+    except CatalogError as exc:
+        closed_at_error, reason = opener.closed, exc.reason
+    except Exception:
+        _require_untouched(active, frames_before)  # whatever else went wrong, this comes first
+        raise
+    untouched = _sent(active) == frames_before
+    require(untouched, "active_untouched", "the candidate refresh sent frames on the active session")
+    _require_opened(opener)
+    require(not yielded, "candidate_never_yields", "candidate unexpectedly yielded an incomplete catalog")
+    require(closed_at_error, "candidate_closed_before_error", "candidate process still running when its error arrived")
+    observed = {"before_call": first, "refresh": reason, "candidate_closed_before_active_call": opener.closed,
+                "active_untouched_by_candidate": untouched,
+                "saved_snapshot_unchanged": schema_lab.snapshot(saved) == before,
+                "after_call": await schema_lab.call_outcome(active)}
+    return observed
+
+
+PROBES = {"probe_failed_candidate": probe_failed_candidate, "probe_caller_failure": probe_caller_failure,
+          "probe_accepted_candidate": probe_accepted_candidate, "probe_in_place": probe_in_place}
+
+
+async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
+                          eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
+    """Grade ``my_candidate(active, open_candidate)`` (an async context manager) with the probes."""
+    title, scenarios, spec = load_battery(battery)
+    scenarios = select(scenarios, only, None)
+    era_list = [era for era in spec["era_list"] if eras is None or era in eras]
+    if len(era_list) == 1:  # a card restricted to one era says so in its era column
+        scenarios = [replace(s, era=era_list[0]) for s in scenarios]
+    budget = budget or spec.get("budget_seconds", 30.0)
+    entries = {entry["name"]: entry for entry in spec["scenarios"]}
+    hints = spec["check_hints"]
+
+    async def attempt(s: Scenario, entry: dict, era: str) -> None:
+        probe = PROBES[entry["probe"]]
+        oracle = (entry["oracle"],) if "oracle" in entry else ()
+        async with anyio.create_task_group() as tg:
+            opener = CandidateOpener(tg, server=s.server, fixture=_fixture(entry["candidate_fixture"]),
+                                     era=era, lab_timeout=budget + 60, **schema_lab.BUDGET)
+            try:
+                active_fixture = _fixture(entry.get("active_fixture", spec["active_fixture"]))
+                async with connect("schema", fixture=active_fixture, era=era, lab_timeout=budget + 60,
+                                   **schema_lab.BUDGET) as active:
+                    await _settled(active)
+                    # A cancel scope, not fail_after: connect would report a TimeoutError as its own.
+                    with anyio.move_on_after(budget) as scope:
+                        observed = await probe(student, active, opener, era, *oracle)
+            finally:
+                await opener.close_all()
+        if scope.cancelled_caught:
+            raise TimeoutError(f"no result within {budget:g} s")
+        if entry["probe"] == "probe_in_place":  # the oracles need both servers' finished audits
+            schema_lab.check(schema_lab.Run(entry["oracle"], era, observed,
+                                            {"active": schema_lab.audit_of(active),
+                                             "candidate": schema_lab.audit_of(opener.lab)}))
+
+    async def outcome(s: Scenario, era: str) -> tuple[str, str] | None:
+        """None when the probe passes in ``era``; otherwise (what happened, its hint key)."""
+        try:
+            await attempt(s, entries[s.name], era)
+        except BaseException as group:
+            exc = unwrap(group) if isinstance(group, BaseExceptionGroup) else group
+            if isinstance(exc, CheckFailed):
+                return str(exc), exc.check
+            if isinstance(exc, TimeoutError):
+                return f"no result within {budget:g} s (a wait that never ends?)", "no result"
+            if isinstance(exc, Exception):  # the student's own bug is a verdict, not a crash of the grader
+                return "your code crashed: " + crash_line(exc), "your code crashed"
+            raise
+        return None
+
+    async def run(s: Scenario) -> Verdict:
+        """One row: the probe in every era of the battery; it passes only if it passes in all."""
+        found = await gather({era: (lambda era=era: outcome(s, era)) for era in era_list})
+        failures = {era: result for era, result in found.items() if result is not None}
+        if not failures:
+            return Verdict(s, True, "the probe passes")
+        observed = [result[0] for result in failures.values()]
+        first_era, (_, key) = next(iter(failures.items()))
+        if len(failures) == len(era_list) and len(set(observed)) == 1:
+            text = observed[0]
+        else:
+            text = "; ".join(f"{era}: {result[0]}" for era, result in failures.items())
+        return Verdict(replace(s, hint=hints.get(key, s.hint)), False, text)
+
+    verdicts = await gather({i: (lambda s=s: run(s)) for i, s in enumerate(scenarios)})
+    return Scorecard(f"{title} (each stopped after {budget:g} s)", list(verdicts.values()))

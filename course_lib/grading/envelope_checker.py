@@ -1,0 +1,372 @@
+"""Chapter 6's exercise grader: a student's envelope checker, judged on damaged replays.
+
+The student writes ``my_check_reply(line, request_id)``, the named checks of one reply line
+(like ``course_lib.line_client.check_reply``): return the reply object, or raise ``WireError``
+(any ``CheckFailed``) whose ``check`` names the rule the line breaks, without ``assert``.
+
+The grader captures a real atlas session in each era, damages the first reply as each scenario
+of ``fixtures/grading/envelope.json`` says (a case of ``envelope_controls.damaged`` or a
+hand-written edit), and replays every damaged capture through the stand-in server with the
+student's checker inside ``LineClient``, in a normal and in a ``python -O`` client interpreter.
+The replay runs in a child process, so the student's function must be importable there: the
+grader writes its source (``inspect.getsource``) and whatever it uses from the notebook to a
+module in a temporary folder, which the child imports. Inside the child every call of the
+checker is stopped after the battery's budget, synchronous loops too (``SIGALRM``).
+
+A row passes only if, in both eras and both interpreters, the damaged reply is refused at the
+expected named check at the first reply (the damaged one), and the undamaged session passes.
+"""
+from __future__ import annotations
+
+import builtins
+import copy
+import importlib
+import importlib.util
+import inspect
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import types
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable
+
+import anyio
+
+from course_lib.chapters.envelope_controls import STANDIN, atlas_session, capture, damaged
+from course_lib.errors import CheckFailed, CourseError
+from course_lib.grading.candidate_refresh import crash_line
+from course_lib.grading.core import Scenario, Scorecard, Verdict, load_battery, select
+from course_lib.line_client import LineClient, asserts_active, python_argv
+from course_lib._runtime.process import server_env
+from course_lib.paths import ROOT
+from course_lib.scenarios import gather
+
+BATTERY = "envelope"
+MODULE = "student_checker"
+
+
+# -- the student's function as a module the child can import ---------------------------------
+
+class SourceError(Exception):
+    """The checker cannot be written to a module (no source, or a name the child cannot get)."""
+
+
+def _names_used(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_used(const)
+    return names
+
+
+def _literal(value) -> bool:
+    if isinstance(value, (bool, int, float, str, bytes, type(None))):
+        return True
+    if isinstance(value, (tuple, list, set, frozenset)):
+        return all(_literal(v) for v in value)
+    if isinstance(value, dict):
+        return all(_literal(k) and _literal(v) for k, v in value.items())
+    return False
+
+
+def _importable(value) -> str | None:
+    """``module:qualname`` when the child can import ``value`` by name, else None."""
+    module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
+    if not module or not qualname or module == "__main__" or "<" in qualname:
+        return None
+    try:
+        found = importlib.import_module(module)
+        where = Path(getattr(found, "__file__", "") or "").resolve()
+        if where.is_relative_to(ROOT) and not where.is_relative_to(ROOT / "course_lib"):
+            return None  # a module of this folder the child's path does not reach (a test, a script)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except Exception:
+        return None
+    return f"{module}:{qualname}" if found is value else None
+
+
+def _source_of(func) -> str:
+    try:
+        return textwrap.dedent(inspect.getsource(func))
+    except (OSError, TypeError):
+        raise SourceError(f"the source of {getattr(func, '__name__', func)!r} cannot be read: "
+                          "define it with def in a notebook cell") from None
+
+
+def module_source(func: Callable) -> str:
+    """A module that defines ``func`` (by its own name) and every global it uses."""
+    if not inspect.isfunction(func):
+        raise SourceError(f"{func!r} is not a function defined with def")
+    parts: list[str] = []
+    done: set[str] = set()
+
+    def add(f) -> None:
+        done.add(f.__name__)
+        for name in sorted(_names_used(f.__code__)):
+            if name in done or name not in f.__globals__ or not name.isidentifier():
+                continue  # (a name that is no identifier was added by a tool that rewrote the code)
+            value = f.__globals__[name]
+            done.add(name)
+            if isinstance(value, types.ModuleType):
+                parts.append(f"import {value.__name__} as {name}")
+            elif (where := _importable(value)) is not None:
+                module, qualname = where.split(":")
+                parts.append(f"import {module} as _m_{name}\n{name} = _m_{name}.{qualname}")
+            elif inspect.isfunction(value):
+                add(value)
+            elif _literal(value):
+                parts.append(f"{name} = {value!r}")
+            elif name in vars(builtins):
+                continue
+            else:
+                raise SourceError(f"your checker uses {name!r} ({type(value).__name__}), which the replay "
+                                  "cannot import: define or import it in the checker's cell")
+        parts.append(_source_of(f))
+
+    add(func)
+    return "\n\n".join(parts) + "\n"
+
+
+# -- the child: replays with the student's checker ------------------------------------------
+
+class CheckerProblem(Exception):
+    """The student's checker did something other than return the reply or refuse it."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class _Hung(BaseException):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Hung()
+
+
+def guarded(checker: Callable, budget: float) -> Callable[[bytes, int], dict]:
+    """The student's checker as ``LineClient`` calls it: stopped after ``budget`` seconds; any
+    outcome but a returned reply object or a ``CheckFailed`` becomes a ``CheckerProblem``."""
+
+    def check(line: bytes, request_id: int) -> dict:
+        previous = signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, budget)
+        try:
+            value = checker(line, request_id)
+        except CheckFailed:
+            raise
+        except _Hung:
+            raise CheckerProblem("hung", f"no answer within {budget:g} s") from None
+        except AssertionError as exc:
+            raise CheckerProblem("assert", f"raised AssertionError: {exc}"[:200]) from None
+        except Exception as exc:
+            raise CheckerProblem("crashed", "your code crashed: " + crash_line(exc)[:200]) from None
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        try:
+            parsed = json.loads(line)
+        except ValueError:
+            parsed = CheckerProblem  # nothing a checker returns equals this
+        if not isinstance(value, dict) or value != parsed:
+            raise CheckerProblem("returned", f"returned {value!r}"[:80] + ", not the reply object")
+        return value
+
+    return check
+
+
+async def _replay(path: Path, checker: Callable, budget: float) -> dict:
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    wire = LineClient(python_argv(str(STANDIN), str(path)), era=recorded["era"], sdk=recorded["sdk"],
+                      reply_timeout=30.0, exit_grace=10.0, checker=guarded(checker, budget))
+    row = {"file": path.name, "asserts_active": asserts_active()}
+    try:
+        async with wire:
+            await atlas_session(wire)
+        row.update(outcome="passed", check=None, message="")
+    except CheckerProblem as exc:
+        row.update(outcome=exc.kind, check=None, message=str(exc))
+    except CheckFailed as exc:
+        row.update(outcome="refused", check=exc.check, message=exc.message)
+    except CourseError as exc:  # the session failed after the checker accepted a reply
+        row.update(outcome="later", check=exc.reason, message=str(exc))
+    except Exception as exc:
+        row.update(outcome="later", check=type(exc).__name__, message=f"{type(exc).__name__}: {exc}")
+    row["replies_checked"] = wire.replies_checked
+    return row
+
+
+async def _replay_dir(directory: Path) -> None:
+    spec = json.loads((directory / "spec.json").read_text(encoding="utf-8"))
+    where = importlib.util.spec_from_file_location(MODULE, directory / f"{MODULE}.py")
+    module = importlib.util.module_from_spec(where)
+    try:
+        where.loader.exec_module(module)
+        checker = getattr(module, spec["function"])
+    except Exception as exc:
+        print(json.dumps({"import_error": f"{type(exc).__name__}: {exc}"}), flush=True)
+        return
+    for name in spec["files"]:
+        print(json.dumps(await _replay(directory / name, checker, spec["budget"])), flush=True)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "replay":
+        anyio.run(_replay_dir, Path(argv[1]))
+        return 0
+    print("usage: python [-O] -m course_lib.grading.envelope_checker replay DIR", file=sys.stderr)
+    return 2
+
+
+# -- the parent: the battery, the children, the verdicts -------------------------------------
+
+def damage(recorded: dict, spec: dict) -> dict:
+    """The capture with the first reply damaged as the battery's ``damage`` entry says."""
+    if "case" in spec:
+        return damaged(recorded, spec["case"])
+    out = damaged(recorded, "valid")
+    first = next(x for x in out["exchanges"] if "reply" in x)
+    if "replace" in spec:
+        first["reply"] = copy.deepcopy(spec["replace"])
+    for key, value in spec.get("set", {}).items():
+        first["reply"][key] = value
+    for key in spec.get("drop", []):
+        first["reply"].pop(key, None)
+    return out
+
+
+async def _run_child(directory: Path, files: list[str], mode: str, budget: float) -> dict[str, dict]:
+    """Replay ``files`` in one interpreter; a file without an answer gets a ``hung`` row."""
+    argv = python_argv("-m", __name__, "replay", str(directory), optimize=mode == "-O")
+    rows: dict[str, dict] = {}
+    lines: list[str] = []
+    errors = open(directory / f"stderr-{mode}.log", "wb")
+    async with await anyio.open_process(argv, env=server_env(directory), stdin=subprocess.DEVNULL,
+                                        stderr=errors) as process:
+        buffer = b""
+        try:
+            with anyio.fail_after(budget * 4 * len(files) + 60):
+                async for chunk in process.stdout:
+                    buffer += chunk
+                    *done, buffer = buffer.split(b"\n")
+                    lines += [line.decode() for line in done if line.strip()]
+                await process.wait()
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+    errors.close()
+    for line in lines:
+        row = json.loads(line)
+        if "import_error" in row:
+            return {name: {"outcome": "crashed", "check": None, "replies_checked": 0,
+                           "message": f"your code crashed on import: {row['import_error']}"} for name in files}
+        rows[row["file"]] = row
+    for name in files:
+        rows.setdefault(name, {"outcome": "hung", "check": None, "replies_checked": 0,
+                               "message": "the replay was stopped: it did not end within its budget"})
+    return rows
+
+
+def _describe(row: dict, expected: str) -> tuple[str, str] | None:
+    """None when the row is right; otherwise (what happened, its hint class)."""
+    outcome, check = row["outcome"], row["check"]
+    if expected == "passed":
+        if outcome == "passed":
+            return None
+        if outcome == "refused":
+            return f"refused an undamaged reply at [{check}] {row['message']}", "scenario"
+    else:
+        if outcome == "refused" and check == expected and row["replies_checked"] == 0:
+            return None
+        if outcome == "refused" and check == expected:
+            return f"refused at [{check}] only at reply {row['replies_checked'] + 1}", "scenario"
+        if outcome == "refused":
+            return f"refused at [{check}], not at {expected}", "scenario"
+        if outcome == "passed":
+            return "accepted the damaged reply (the session went on)", "scenario"
+    if outcome in ("assert", "crashed", "hung", "returned"):
+        return row["message"], outcome
+    return f"the session failed after your checker accepted a reply: {row['message']}"[:160], "scenario"
+
+
+def _label(combos: list[tuple[str, str]], eras: list[str], modes: list[str]) -> str:
+    """Where a failure happened: nothing when everywhere, else the eras, the interpreters or both."""
+    if len(combos) == len(eras) * len(modes):
+        return ""
+    whole_eras = [e for e in eras if all((e, m) in combos for m in modes)]
+    if len(combos) == len(whole_eras) * len(modes):
+        return " and ".join(whole_eras) + ": "
+    whole_modes = [m for m in modes if all((e, m) in combos for e in eras)]
+    if len(combos) == len(whole_modes) * len(eras):
+        return " and ".join(whole_modes) + ": "
+    return ", ".join(f"{e} {m}" for e, m in combos) + ": "
+
+
+async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
+                         budget: float | None = None, modes: list[str] | None = None) -> Scorecard:
+    """Grade ``my_check_reply(line, request_id)`` on the battery's damaged replays."""
+    title, scenarios, spec = load_battery(battery)
+    scenarios = select(scenarios, only, None)
+    budget = budget or spec.get("budget_seconds", 5.0)
+    eras, modes = spec["era_list"], list(modes or spec["modes"])
+    entries = {entry["name"]: entry for entry in spec["scenarios"]}
+    title = f"{title} (each call stopped after {budget:g} s)"
+
+    def verdict(s: Scenario, observed: str, key: str) -> Verdict:
+        hint = spec["class_hints"].get(key, s.hint)
+        return Verdict(replace(s, hint=hint), False, observed)
+
+    try:
+        source = module_source(student)
+    except SourceError as exc:
+        return Scorecard(title, [verdict(s, str(exc), "source") for s in scenarios])
+
+    captures = await gather({era: (lambda era=era: capture(era)) for era in eras})
+    directory = Path(tempfile.mkdtemp(prefix="course-envelope-grade-"))
+    try:
+        (directory / f"{MODULE}.py").write_text(source, encoding="utf-8")
+        files, where = [], {}
+        for index, s in enumerate(scenarios):
+            for era in eras:
+                name = f"{index:02d}-{era}.json"
+                (directory / name).write_text(json.dumps(damage(captures[era], entries[s.name]["damage"])),
+                                              encoding="utf-8")
+                files.append(name)
+                where[(s.name, era)] = name
+        (directory / "spec.json").write_text(json.dumps({"function": student.__name__, "files": files,
+                                                         "budget": budget}), encoding="utf-8")
+        results = await gather({mode: (lambda mode=mode: _run_child(directory, files, mode, budget))
+                                for mode in modes})
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+    verdicts = []
+    for s in scenarios:
+        expected = entries[s.name]["refused_at"]
+        found: dict[str, list[tuple[str, str]]] = {}
+        key = None
+        for era in eras:
+            for mode in modes:
+                wrong = _describe(results[mode][where[(s.name, era)]], expected)
+                if wrong is not None:
+                    found.setdefault(wrong[0], []).append((era, mode))
+                    key = key if key not in (None, "scenario") else wrong[1]
+        if not found:
+            verdicts.append(Verdict(s, True, "refused as expected" if expected != "passed" else "passed"))
+            continue
+        observed = "; ".join(_label(combos, eras, modes) + text for text, combos in found.items())
+        verdicts.append(verdict(s, observed, key))
+    return Scorecard(title, verdicts)
+
+
+__all__ = ["grade_envelope", "module_source", "guarded", "damage"]
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,167 @@
+"""Chapter 4's candidate grader: the chapter's probes judge the student's context manager."""
+from contextlib import asynccontextmanager
+
+import pytest
+
+from course_lib import walk
+from course_lib.grading.candidate_refresh import grade_candidate
+from course_lib.refresh import Ready
+from course_lib.walker import Catalog
+from scorecard_checks import assert_flagged
+
+pytestmark = pytest.mark.anyio
+
+NOTEBOOK = "04_schema_cache_sdk_2_3.ipynb"
+
+
+@asynccontextmanager
+async def starter(active, open_candidate):
+    raise NotImplementedError("your candidate here")
+    yield
+
+
+@asynccontextmanager
+async def publishes_page_1(active, open_candidate):
+    async with open_candidate() as lab:
+        page = await lab.session.list_tools()
+        yield Ready(lab, Catalog("tools", tuple(page.tools), (len(page.tools),)))
+
+
+@asynccontextmanager
+async def swallows_the_catalog_error(active, open_candidate):
+    async with open_candidate() as lab:
+        try:
+            catalog = await walk(lab)
+        except Exception:
+            catalog = Catalog("tools", (), ())
+        yield Ready(lab, catalog)
+
+
+@asynccontextmanager
+async def swallows_the_caller_exception(active, open_candidate):
+    async with open_candidate() as lab:
+        catalog = await walk(lab)
+        try:
+            yield Ready(lab, catalog)
+        except Exception:
+            pass  # the caller's exception stops here
+
+
+@asynccontextmanager
+async def closes_after_raising(active, open_candidate):
+    opened = open_candidate()
+    lab = await opened.__aenter__()
+    catalog = await walk(lab)  # its error leaves with the process still running
+    try:
+        yield Ready(lab, catalog)
+    finally:
+        await opened.__aexit__(None, None, None)
+
+
+@asynccontextmanager
+async def walks_the_active_session(active, open_candidate):
+    catalog = await walk(active)
+    async with open_candidate() as lab:
+        yield Ready(lab, catalog)
+
+
+@asynccontextmanager
+async def never_closes(active, open_candidate):
+    lab = await open_candidate().__aenter__()
+    yield Ready(lab, await walk(lab))
+
+
+async def not_a_context_manager(active, open_candidate):
+    async with open_candidate() as lab:
+        return await walk(lab)
+
+
+class ClassCandidate:
+    """A correct candidate without @asynccontextmanager: __aenter__ and __aexit__ by hand."""
+
+    def __init__(self, active, open_candidate):
+        self.opened = open_candidate()
+
+    async def __aenter__(self):
+        lab = await self.opened.__aenter__()
+        try:
+            catalog = await walk(lab, max_pages=8)
+        except BaseException as exc:
+            await self.opened.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        return catalog  # the Catalog itself is accepted too
+
+    async def __aexit__(self, exc_type, exc, tb):
+        await self.opened.__aexit__(exc_type, exc, tb)
+        return False
+
+
+async def test_the_untouched_starter_scores_zero():
+    card = await grade_candidate(starter)
+    assert not any(v.passed for v in card.verdicts), card.text()
+    assert len(card.verdicts) == 4
+    for v in card.verdicts:
+        assert v.observed == "your code crashed: NotImplementedError: your candidate here"
+
+
+def reference(name):
+    """The hidden solution cell without its last line (the top-level ``await`` of the check)."""
+    import nbformat
+
+    from course_lib.tooling.student_copy import NOTEBOOKS, solution_sources
+
+    nb = nbformat.read(NOTEBOOKS / NOTEBOOK, as_version=4)
+    source = "\n".join(line for text in solution_sources(nb) for line in text.splitlines()
+                       if not line.startswith("await "))
+    namespace = {}
+    exec(compile(source, NOTEBOOK, "exec"), namespace)
+    return namespace[name]
+
+
+async def test_the_reference_passes_in_both_eras():
+    card = await grade_candidate(reference("reference_my_candidate"))
+    assert card.passed, card.text()
+    assert [v.scenario.era for v in card.verdicts] == ["both"] * 4
+
+
+async def test_a_class_with_aenter_and_aexit_passes():
+    card = await grade_candidate(ClassCandidate)
+    assert card.passed, card.text()
+
+
+@pytest.mark.parametrize("solution, failing, control, observed", [
+    (publishes_page_1, "failed candidate", "failed candidate", "[candidate_never_yields]"),
+    (publishes_page_1, "caller failure", "caller failure", "[candidate_complete]"),
+    (swallows_the_catalog_error, "failed candidate", "accepted candidate", "[candidate_never_yields]"),
+    (swallows_the_caller_exception, "caller failure", "accepted candidate", "[caller_failure_propagates]"),
+    (closes_after_raising, "failed candidate", "accepted candidate", "[candidate_closed_before_error]"),
+    (closes_after_raising, "active untouched", "caller failure", "[candidate_closed_before_error]"),
+    (walks_the_active_session, "active untouched", "active untouched", "[active_untouched]"),
+    (walks_the_active_session, "accepted candidate", "accepted candidate", "[active_untouched]"),
+    (never_closes, "caller failure", "caller failure", "[candidate_closed_after_caller_failure]"),
+    (never_closes, "accepted candidate", "accepted candidate", "[closed_after_context]"),
+    (not_a_context_manager, "accepted candidate", "accepted candidate", "your code crashed: TypeError"),
+])
+async def test_wrong_context_managers_are_flagged_at_the_named_check(solution, failing, control, observed):
+    card = await grade_candidate(solution, only=[failing] + ([control] if control != failing else []))
+    verdict = assert_flagged(card, failing, control, observed)  # the same failure in both eras
+    assert "legacy:" not in verdict.observed and "2026-07-28:" not in verdict.observed, card.text()
+
+
+@asynccontextmanager
+async def waits_forever(active, open_candidate):
+    import anyio
+
+    async with open_candidate() as lab:
+        await anyio.sleep_forever()
+        yield lab
+
+
+async def test_a_context_manager_that_waits_forever_is_stopped_within_the_budget():
+    card = await grade_candidate(waits_forever, only=["accepted candidate"], budget=1)
+    assert card.verdicts[0].observed == "no result within 1 s (a wait that never ends?)", card.text()
+
+
+async def test_one_era_only():
+    card = await grade_candidate(ClassCandidate, eras=["2026-07-28"], only=["caller failure"])
+    assert card.passed and card.verdicts[0].scenario.era == "2026-07-28", card.text()

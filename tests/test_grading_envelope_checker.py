@@ -1,0 +1,199 @@
+"""Chapter 6's envelope-checker grader: damaged replays in a normal and a -O interpreter."""
+import json
+import sys
+import time
+
+import pytest
+
+from course_lib.errors import CheckFailed
+from course_lib.grading.envelope_checker import grade_envelope, module_source
+from course_lib.line_client import WireError
+from course_lib.tooling.student_copy import NOTEBOOKS, solution_sources
+from scorecard_checks import assert_flagged
+
+pytestmark = pytest.mark.anyio
+
+NOTEBOOK = "06_envelope_client.ipynb"
+LIMIT = 10  # seconds of waiting on a line: more than the budget given to the hanging checker
+
+
+def reference(tmp_path, name):
+    """The hidden solution cell, run from a file so that its source stays readable."""
+    import nbformat
+
+    nb = nbformat.read(NOTEBOOKS / NOTEBOOK, as_version=4)
+    lines = [line for source in solution_sources(nb) for line in source.splitlines()
+             if not line.startswith("await ")]
+    path = tmp_path / "solution.py"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    namespace = {"__name__": "solution"}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace[name]
+
+
+def starter(line, request_id):
+    raise NotImplementedError
+
+
+def with_asserts(line, request_id):
+    reply = json.loads(line)
+    assert isinstance(reply, dict), "response object"
+    assert reply.get("jsonrpc") == "2.0", "jsonrpc version"
+    assert type(reply.get("id")) is int, "id type"
+    assert reply["id"] == request_id, "id match"
+    assert ("result" in reply) != ("error" in reply), "result xor error"
+    return reply
+
+
+def accepts_a_boolean_id(line, request_id):
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        raise WireError("stdout_noise", "not JSON") from None
+    if not isinstance(reply, dict):
+        raise WireError("response_object", "not an object")
+    if reply.get("jsonrpc") != "2.0":
+        raise WireError("jsonrpc_version", "not 2.0")
+    if not isinstance(reply.get("id"), int):  # True is an int too
+        raise WireError("id_type", "not an int")
+    if reply["id"] != request_id:
+        raise WireError("id_match", "another id")
+    if ("result" in reply) == ("error" in reply):
+        raise WireError("result_xor_error", "not exactly one")
+    return reply
+
+
+def accepts_result_and_error(line, request_id):
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        raise WireError("stdout_noise", "not JSON") from None
+    if not isinstance(reply, dict):
+        raise WireError("response_object", "not an object")
+    if reply.get("jsonrpc") != "2.0":
+        raise WireError("jsonrpc_version", "not 2.0")
+    if type(reply.get("id")) is not int:
+        raise WireError("id_type", "not an int")
+    if reply["id"] != request_id:
+        raise WireError("id_match", "another id")
+    if "result" not in reply and "error" not in reply:  # both together get through
+        raise WireError("result_xor_error", "neither")
+    return reply
+
+
+def wrong_check_name(line, request_id):
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        raise CheckFailed("stdout_noise", "not JSON") from None
+    if not isinstance(reply, dict) or reply.get("jsonrpc") != "2.0":
+        raise CheckFailed("envelope", "not a JSON-RPC 2.0 object")  # one name for two rules
+    if type(reply.get("id")) is not int or reply["id"] != request_id:
+        raise CheckFailed("id_match", "not the request's id")  # the type rule named id_match
+    if ("result" in reply) == ("error" in reply):
+        raise CheckFailed("result_xor_error", "not exactly one")
+    return reply
+
+
+def crashes_on_a_notification(line, request_id):
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        raise WireError("stdout_noise", "not JSON") from None
+    if not isinstance(reply, dict):
+        raise WireError("response_object", "not an object")
+    if reply["jsonrpc"] != "2.0":
+        raise WireError("jsonrpc_version", "not 2.0")
+    if type(reply["id"]) is not int:  # KeyError on a line without an id
+        raise WireError("id_type", "not an int")
+    if reply["id"] != request_id:
+        raise WireError("id_match", "another id")
+    if ("result" in reply) == ("error" in reply):
+        raise WireError("result_xor_error", "not exactly one")
+    return reply
+
+
+def returns_nothing(line, request_id):
+    accepts_result_and_error(line, request_id)  # checks, then forgets to return the reply
+
+
+def loops_forever(line, request_id):
+    while True:
+        pass
+
+
+def explicit_in_another_style(line, request_id):
+    """Correct, written as a table of rules instead of a chain of ifs."""
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        raise WireError("stdout_noise", f"{line[:40]!r} is not JSON") from None
+    rules = [
+        ("response_object", lambda r: isinstance(r, dict)),
+        ("jsonrpc_version", lambda r: r.get("jsonrpc") == "2.0"),
+        ("id_type", lambda r: type(r.get("id")) is int),
+        ("id_match", lambda r: r["id"] == request_id),
+        ("result_xor_error", lambda r: len({"result", "error"} & r.keys()) == 1),
+    ]
+    for name, holds in rules:
+        if not holds(reply):
+            raise WireError(name, f"reply to request {request_id} breaks {name}")
+    return reply
+
+
+async def test_the_untouched_starter_scores_zero():
+    card = await grade_envelope(starter)
+    assert not any(v.passed for v in card.verdicts), card.text()
+    assert len(card.verdicts) == 8
+    assert all(v.observed == "your code crashed: NotImplementedError" for v in card.verdicts)
+
+
+async def test_the_reference_passes(tmp_path):
+    card = await grade_envelope(reference(tmp_path, "reference_my_check_reply"))
+    assert card.passed, card.text()
+
+
+async def test_an_explicit_checker_in_another_style_passes():
+    card = await grade_envelope(explicit_in_another_style)
+    assert card.passed, card.text()
+
+
+async def test_an_assert_checker_passes_normally_and_fails_under_O():
+    card = await grade_envelope(with_asserts, only=["undamaged session", "jsonrpc 1.0", "boolean id"])
+    verdict = assert_flagged(card, "jsonrpc 1.0", "undamaged session", "normal: raised AssertionError")
+    assert "-O: accepted the damaged reply" in verdict.observed
+    assert "python -O" in verdict.scenario.hint
+    assert not card.verdict_of("boolean id").passed
+
+
+@pytest.mark.parametrize("solution, failing, control, observed", [
+    (accepts_a_boolean_id, "boolean id", "id 999", "accepted the damaged reply"),
+    (accepts_result_and_error, "result and error", "JSON array", "legacy: accepted the damaged reply"),
+    (wrong_check_name, "jsonrpc 1.0", "result and error", "refused at [envelope], not at jsonrpc_version"),
+    (wrong_check_name, "boolean id", "id 999", "refused at [id_match], not at id_type"),
+    (crashes_on_a_notification, "notification", "boolean id", "your code crashed: KeyError: 'id'"),
+    (returns_nothing, "undamaged session", "boolean id", "returned None, not the reply object"),
+])
+async def test_wrong_checkers_are_flagged_at_their_scenario(solution, failing, control, observed):
+    card = await grade_envelope(solution, only=[failing, control])
+    assert_flagged(card, failing, control, observed)
+
+
+async def test_a_looping_checker_is_stopped_within_its_budget():
+    started = time.monotonic()
+    card = await grade_envelope(loops_forever, only=["id 999"], budget=0.5, modes=["normal"])
+    assert card.verdicts[0].observed == "no answer within 0.5 s", card.text()
+    assert time.monotonic() - started < 60
+
+
+def test_the_module_carries_what_the_checker_uses():
+    source = module_source(crashes_on_a_notification)
+    assert "import json as json" in source and "course_lib.line_client" in source
+    assert "def crashes_on_a_notification" in source
+
+
+async def test_a_checker_without_readable_source_is_told_so():
+    card = await grade_envelope(len, only=["undamaged session"])
+    verdict = card.verdicts[0]
+    assert not verdict.passed and verdict.observed.endswith("is not a function defined with def"), card.text()
+    assert "def" in verdict.scenario.hint
