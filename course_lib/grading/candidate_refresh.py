@@ -27,7 +27,8 @@ import anyio
 from course_lib.chapters import schema_lab
 from course_lib.chapters.negative_controls import require
 from course_lib.errors import CatalogError, CheckFailed, CourseError, unwrap
-from course_lib.grading.core import Scenario, Scorecard, Verdict, load_battery, select
+from course_lib.grading.core import (Scenario, Scorecard, Stopped, Verdict, load_battery, no_result, select,
+                                     watched)
 from course_lib.labs import connect
 from course_lib.paths import fixture
 from course_lib.protocol import LEGACY
@@ -41,6 +42,15 @@ def crash_line(exc: BaseException) -> str:
     """The last line of an error: ``Type: message`` (just ``Type`` when there is no message)."""
     message = str(exc)
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def _stopped(exc: BaseException) -> bool:
+    """Whether the watchdog's stop is behind ``exc`` (a lab the student opened reports it as its own)."""
+    while exc is not None:
+        if isinstance(exc, Stopped):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _fixture(relative: str):
@@ -290,8 +300,17 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
                                    **schema_lab.BUDGET) as active:
                     await _settled(active)
                     # A cancel scope, not fail_after: connect would report a TimeoutError as its own.
-                    with anyio.move_on_after(budget) as scope:
-                        observed = await probe(student, active, opener, era, *oracle)
+                    # The watchdog stops a context manager that never gives the event loop back.
+                    with watched(budget) as watch, anyio.move_on_after(budget) as scope:
+                        if watch is not None:
+                            watch.scope = scope
+                        try:
+                            observed = await probe(student, active, opener, era, *oracle)
+                        except Stopped:
+                            raise TimeoutError(no_result(budget)) from None
+                        finally:
+                            if watch is not None:
+                                watch.active = False
             finally:
                 await opener.close_all()
         if scope.cancelled_caught:
@@ -309,8 +328,8 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
             exc = unwrap(group) if isinstance(group, BaseExceptionGroup) else group
             if isinstance(exc, CheckFailed):
                 return str(exc), exc.check
-            if isinstance(exc, TimeoutError):
-                return f"no result within {budget:g} s (a wait that never ends?)", "no result"
+            if isinstance(exc, TimeoutError) or _stopped(exc):
+                return no_result(budget), "no result"
             if isinstance(exc, Exception):  # the student's own bug is a verdict, not a crash of the grader
                 return "your code crashed: " + crash_line(exc), "your code crashed"
             raise
@@ -318,7 +337,9 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
 
     async def run(s: Scenario) -> Verdict:
         """One row: the probe in every era of the battery; it passes only if it passes in all."""
-        found = await gather({era: (lambda era=era: outcome(s, era)) for era in era_list})
+        # One era after the other: a context manager that spins holds the whole event loop, and
+        # the watchdog can only stop the task it watches.
+        found = {era: await outcome(s, era) for era in era_list}
         failures = {era: result for era, result in found.items() if result is not None}
         if not failures:
             return Verdict(s, True, "the probe passes")

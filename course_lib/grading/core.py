@@ -388,7 +388,7 @@ def _on_tick(signum, frame) -> None:
 
 
 @contextmanager
-def _watched(budget: float):
+def watched(budget: float):
     """Register the current task with the watchdog for ``budget`` seconds (SIGALRM every TICK)."""
     global _saved
     try:
@@ -440,7 +440,7 @@ async def observe(call: Callable[[], Awaitable[Any]], budget: float) -> tuple[st
     observed: ``your code crashed: <its last line>``) or ``hung`` (stopped at the budget, whether
     it awaited forever or never gave the event loop back).
     """
-    with _watched(budget) as watch:
+    with watched(budget) as watch:
         try:
             with anyio.fail_after(budget) as scope:
                 if watch is not None:
