@@ -11,25 +11,3 @@ def assert_flagged(card, failing: str, control: str, observed: str):
     if control != failing:
         assert card.verdict_of(control).passed, card.text()
     return verdict
-
-
-def chapter_reference(notebook: str, names: tuple[str, ...], namespace: dict | None = None):
-    """The first of ``names`` that the chapter's solution cells define, as they define it.
-
-    The cells are run without their top-level ``await`` statements (the reference's own
-    scorecard), so loading a reference never grades it.
-    """
-    import ast
-
-    import nbformat
-
-    from course_lib.paths import NOTEBOOKS
-    from course_lib.tooling.student_copy import solution_sources
-
-    namespace = dict(namespace or {})
-    for source in solution_sources(nbformat.read(NOTEBOOKS / notebook, as_version=4)):
-        tree = ast.parse(source)
-        tree.body = [node for node in tree.body
-                     if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Await))]
-        exec(compile(tree, notebook, "exec"), namespace)
-    return next(namespace[name] for name in names if name in namespace)

@@ -8,7 +8,7 @@ import pytest
 
 from course_lib.grading.allowlist import grade_allowlist
 from course_lib.grading.core import CRASH, HANG, WRONG_RESULT
-from reference_loader import reference as load_reference
+from course_lib.tooling.student_copy import reference_solution
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
@@ -19,7 +19,7 @@ CANONICAL = {BASE + "requirements", BASE + "design", BASE + "release%20notes"}
 
 def reference():
     """The chapter's reference check (``reference_my_is_allowed``, or ``my_is_allowed`` in an older chapter)."""
-    return load_reference("05_resources_and_uris.ipynb", "my_is_allowed")[0]
+    return reference_solution("05_resources_and_uris.ipynb", "reference_my_is_allowed")
 
 
 def starter(uri: str) -> bool:

@@ -6,7 +6,7 @@ from mcp import MCPError
 
 from course_lib.grading.cache_refresh import grade_cache_refresh
 from course_lib.grading.core import CRASH, HANG, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
-from reference_loader import reference as load_reference
+from course_lib.tooling.student_copy import reference_solution
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
@@ -16,7 +16,7 @@ ALL = ["unchanged catalog", "changed since last refresh", "changed after a refre
 
 def reference():
     """The chapter's reference refresh (``reference_my_refresh``, or ``my_refresh`` in an older chapter)."""
-    return load_reference("09_stateless_cache.ipynb", "my_refresh", {"MCPError": MCPError, "types": types})[0]
+    return reference_solution("09_stateless_cache.ipynb", "reference_my_refresh", {"MCPError": MCPError, "types": types})
 
 
 async def walk(client, first_page="refresh"):

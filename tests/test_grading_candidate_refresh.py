@@ -105,17 +105,10 @@ async def test_the_untouched_starter_scores_zero():
 
 
 def reference(name):
-    """The hidden solution cell without its last line (the top-level ``await`` of the check)."""
-    import nbformat
+    """The hidden solution cell's definition of ``name``."""
+    from course_lib.tooling.student_copy import reference_solution
 
-    from course_lib.tooling.student_copy import NOTEBOOKS, solution_sources
-
-    nb = nbformat.read(NOTEBOOKS / NOTEBOOK, as_version=4)
-    source = "\n".join(line for text in solution_sources(nb) for line in text.splitlines()
-                       if not line.startswith("await "))
-    namespace = {}
-    exec(compile(source, NOTEBOOK, "exec"), namespace)
-    return namespace[name]
+    return reference_solution(NOTEBOOK, name)
 
 
 async def test_the_reference_passes_in_both_eras():

@@ -10,7 +10,7 @@ from mcp.types import PaginatedRequestParams
 from course_lib import CatalogError
 from course_lib.grading.core import CRASH, HANG, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, Scorecard, \
     grade_walker, load_battery
-from reference_loader import reference as load_reference
+from course_lib.tooling.student_copy import reference_solution
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
@@ -18,9 +18,8 @@ NAMES_ROWS = ["normal", "single page", "empty catalog", "empty-string cursor", "
 
 
 def reference(notebook: str, name: str):
-    """The chapter's reference (``reference_<name>`` or, in an older chapter, ``name``) and whether
-    the chapter follows the exercise convention; with what its earlier cells define."""
-    return load_reference(notebook, name, {
+    """The chapter's ``reference_<name>``, with what its earlier cells define."""
+    return reference_solution(notebook, f"reference_{name}", {
         "PaginatedRequestParams": PaginatedRequestParams, "CatalogError": CatalogError, "MCPError": MCPError,
         "page_params": lambda c: None if c is None else PaginatedRequestParams(cursor=c)})
 
@@ -204,11 +203,9 @@ async def test_the_untouched_starter_scores_zero():
 
 
 async def test_the_reference_solutions_pass():
-    safe, convention = reference("02_cursor_failures.ipynb", "my_safe_walk")
-    # An older chapter's reference raised ValueError: only the rows that return are its to pass.
-    card = await grade_walker(safe, only=None if convention else NAMES_ROWS)
+    card = await grade_walker(reference("02_cursor_failures.ipynb", "my_safe_walk"))
     assert card.passed, card.text()
-    first, _ = reference("01_pagination.ipynb", "my_walk")
+    first = reference("01_pagination.ipynb", "my_walk")
     card = await grade_walker(first, only=NAMES_ROWS)
     assert card.passed, card.text()
 

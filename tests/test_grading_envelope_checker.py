@@ -18,7 +18,8 @@ LIMIT = 10  # seconds of waiting on a line: more than the budget given to the ha
 
 
 def reference(tmp_path, name):
-    """The hidden solution cell, run from a file so that its source stays readable."""
+    """The hidden solution cell, run from a file so that its source stays readable (the grader copies
+    the student's function into child interpreters by its source; ``reference_solution`` has no file)."""
     import nbformat
 
     nb = nbformat.read(NOTEBOOKS / NOTEBOOK, as_version=4)

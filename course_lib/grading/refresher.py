@@ -280,34 +280,6 @@ async def _run_bundle(student: Callable, s: Scenario, row: dict, spec: dict, bud
                         latest_hint=spec["latest_hint"], refused_prompt=prompt_refused(sent, lab.wire))
 
 
-class CapstoneCard(Scorecard):
-    """The capstone's card: one row per scenario with a verdict column per era, then the failures,
-    one entry per scenario (the eras it failed in, expected, observed, the hint of each era)."""
-
-    def table(self) -> Table:
-        eras = list(dict.fromkeys(v.scenario.era for v in self.verdicts))
-        by_name: dict[str, dict[str, Verdict]] = {}
-        for v in self.verdicts:
-            by_name.setdefault(v.scenario.name, {})[v.scenario.era] = v
-        rows = [[name] + [("PASS" if verdicts[e].passed else "FAIL") if e in verdicts else "-" for e in eras]
-                for name, verdicts in by_name.items()]
-        notes = []
-        for name, verdicts in by_name.items():
-            failed = [v for v in verdicts.values() if not v.passed]
-            if not failed:
-                continue
-            first = failed[0]
-            same = lambda attr: all(getattr(v, attr) == getattr(first, attr) for v in failed)
-            observed = first.observed if same("observed") else "; ".join(
-                f"({v.scenario.era}) {v.observed}" for v in failed)
-            hints = {v.scenario.hint: v.scenario.era for v in failed}
-            hint = first.scenario.hint if len(hints) == 1 else " ".join(f"({e}) {h}" for h, e in hints.items())
-            where = "" if len(failed) == len(eras) else f" ({', '.join(v.scenario.era for v in failed)})"
-            notes.append(f"✗ {name}{where}: expected {describe_expectation(first.scenario.expect)}\n"
-                         f"  observed: {observed}\n  hint: {hint}")
-        return Table(["scenario", *eras], rows, self.title, notes=notes)
-
-
 RUNS = {"refresh": _run_refresh, "read": _run_read, "bundle": _run_bundle}
 
 
@@ -345,4 +317,4 @@ async def grade_capstone(student: Callable, battery: str = "capstone", *, only: 
         return verdict
 
     verdicts = await gather({i: (lambda s=s: run(s)) for i, s in enumerate(scenarios)})
-    return CapstoneCard(title, list(verdicts.values()))
+    return Scorecard(title, list(verdicts.values()))
