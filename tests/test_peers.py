@@ -48,20 +48,24 @@ class _Tables(HTMLParser):
             self._cell = None
 
 
+def all_tables() -> list[dict]:
+    """Every course table stored in the chapter's HTML outputs."""
+    tables = []
+    for cell in nbformat.read(CHAPTER, as_version=4).cells:
+        for output in cell.get("outputs", []):
+            parser = _Tables()
+            parser.feed(output.get("data", {}).get("text/html", ""))
+            tables += parser.tables
+    return tables
+
+
 def stored_tables() -> dict[str, dict]:
     """The chapter's stored question tables, by question key."""
     found = {}
-    for cell in nbformat.read(CHAPTER, as_version=4).cells:
-        for output in cell.get("outputs", []):
-            page = output.get("data", {}).get("text/html")
-            if not page:
-                continue
-            parser = _Tables()
-            parser.feed(page)
-            for table in parser.tables:
-                if table["title"] in TITLES:
-                    header, *rows = [r for r in table["rows"] if r]
-                    found[TITLES[table["title"]]] = {"columns": header, "rows": rows}
+    for table in all_tables():
+        if table["title"] in TITLES:
+            header, *rows = [r for r in table["rows"] if r]
+            found[TITLES[table["title"]]] = {"columns": header, "rows": rows}
     return found
 
 
@@ -114,19 +118,27 @@ def test_stored_table_holds_to_expected(question):
     assert rows == {(peers_lab.row_label(p), e) for p, e in peers_lab.rows()}
 
 
+def test_stored_guarded_walk_holds_to_expected():
+    expected = EXPECTED["guarded"]["legacy and 2026-07-28"]
+    title = f"{peers_lab.GUARDED.label}: the walker's rules in TypeScript"
+    (table,) = [t for t in all_tables() if t["title"] == title]
+    header, *rows = [r for r in table["rows"] if r]
+    assert header == ["mode", *(f"guarded {e}" for e in peers_lab.GUARDED.eras), "course walk legacy"]
+    wrong = [f"{mode} / {column}: expected {expected[mode]!r}, the chapter shows {cell!r}"
+             for mode, *cells in rows for column, cell in zip(header[1:], cells) if cell != expected[mode]]
+    assert not wrong, "\n".join(wrong)
+    assert [mode for mode, *_ in rows] == list(expected)
+
+
 def test_stored_everything_walks_hold_to_expected():
     expected = next(iter(EXPECTED["everything"].values()))
     stored = {}
-    for cell in nbformat.read(CHAPTER, as_version=4).cells:
-        for output in cell.get("outputs", []):
-            parser = _Tables()
-            parser.feed(output.get("data", {}).get("text/html", ""))
-            for table in parser.tables:
-                header, *rows = [r for r in table["rows"] if r]
-                if header[:1] == ["era"]:
-                    stored["walk"] = {era: text for era, text in rows}
-                elif header[:2] == ["cursor", "server-everything"]:
-                    stored["cursors"] = {c.strip("'"): e for c, e, _ in rows}
+    for table in all_tables():
+        header, *rows = [r for r in table["rows"] if r]
+        if header[:1] == ["era"]:
+            stored["walk"] = {era: text for era, text in rows}
+        elif header[:2] == ["cursor", "server-everything"]:
+            stored["cursors"] = {c.strip("'"): e for c, e, _ in rows}
     for era, text in expected["walk"].items():
         assert stored["walk"][era].startswith(text), (era, stored["walk"][era])
     assert {('""' if k == "" else k): v for k, v in stored["cursors"].items()} == expected["cursors"]

@@ -127,6 +127,9 @@ PEERS = (
     # directory: it starts from fixtures/peers/clients, whose parent holds one.
     Peer("@modelcontextprotocol/inspector-cli", "inspector-cli", "build/cli.js", cli=True),
 )
+# The fix, in the client's own language: the 2.x client walked page by page with the walker's rules.
+GUARDED = Peer("@modelcontextprotocol/client", "guarded ts-client", "guarded.mjs",
+               eras=("legacy", "2026-07-28"))
 EVERYTHING = "@modelcontextprotocol/server-everything"
 
 
@@ -237,8 +240,13 @@ def row_label(peer: Peer | None) -> str:
     return WALKER if peer is None else peer.label
 
 
+WALKER_REASONS = ("cursor_repeated", "page_budget", "duplicate_name")
+
+
 def reason(message: str) -> str:
     """A peer's error message, in a word."""
+    if message.split(":", 1)[0] in WALKER_REASONS:
+        return message.split(":", 1)[0]
     if "listMaxPages" in message:
         return "page cap"
     if "-32602" in message or "ursor" in message:
@@ -287,10 +295,12 @@ async def walker_run(server: str, mode: str | None, era: str) -> Run:
     return result
 
 
-async def measure(question: str) -> dict[tuple[str, str, str], Run]:
-    """Every row against the columns of one question: {(row label, era, column): Run}."""
-    targets = [("atlas", None) if c == "atlas" else ("catalog", c) for c in QUESTIONS[question][1]]
-    jobs = [(peer, era, server, mode) for peer, era in rows() for server, mode in targets]
+async def measure(question: str | None, table_rows: list | None = None) -> dict[tuple[str, str, str], Run]:
+    """Every row against the columns of one question (all columns when ``question`` is None):
+    {(row label, era, column): Run}."""
+    columns = [c for _, cs in QUESTIONS.values() for c in cs] if question is None else QUESTIONS[question][1]
+    targets = [("atlas", None) if c == "atlas" else ("catalog", c) for c in columns]
+    jobs = [(peer, era, server, mode) for peer, era in (table_rows or rows()) for server, mode in targets]
     gate = asyncio.Semaphore(LIMIT)
 
     async def one(peer, era, server, mode):
@@ -312,6 +322,30 @@ def question_table(results: dict, question: str):
             for p, e in rows()]
     return Table(["client", "era", *(HEADERS.get(c, c) for c in columns)], body, title=title,
                  notes=[NOTE])
+
+
+async def measure_guarded() -> dict[tuple[str, str, str], Run]:
+    """The guarded walk in each of its eras, against every column of every question."""
+    return await measure(None, [(GUARDED, era) for era in GUARDED.eras])
+
+
+def guarded_table(guarded: dict, walker: dict):
+    """One row per mode: the guarded 2.x walk in each era next to the course's walker."""
+    from course_lib.display import Table
+
+    columns = [c for _, cs in QUESTIONS.values() for c in cs]
+    heads = [f"guarded {e}" for e in GUARDED.eras] + [f"{WALKER} legacy"]
+    body = [[HEADERS.get(c, c), *(verdict(guarded[(GUARDED.label, e, c)]) for e in GUARDED.eras),
+             verdict(walker[(WALKER, "legacy", c)])] for c in columns]
+    return Table(["mode", *heads], body, title=f"{GUARDED.label}: the walker's rules in TypeScript")
+
+
+def script_lines(script: str, start: str, end: str) -> str:
+    """The lines of a committed peer script from the one containing ``start`` up to ``end``."""
+    lines = (CLIENTS_DIR / script).read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if start in line)
+    last = next(i for i, line in enumerate(lines) if i > first and end in line)
+    return "\n".join(lines[first:last]).rstrip()
 
 
 def tap_table(run: Run, title: str | None = None):
