@@ -99,6 +99,9 @@ def check() -> dict[str, str]:
 
 # -- the peers ------------------------------------------------------------------------------
 
+ERA_NAMES = {"2026-07-28": "modern"}  # the Inspector's word for the 2026-07-28 era
+
+
 @dataclass(frozen=True)
 class Peer:
     """One outside client: how to start it on a server argv, and the eras it can be asked for."""
@@ -107,6 +110,7 @@ class Peer:
     script: str            # a committed script in fixtures/peers/clients, or the package's CLI
     eras: tuple[str, ...] = ("legacy",)
     cli: bool = False      # an Inspector CLI (``--cli SERVER ... --method KIND/list``)
+    era_flag: bool = False  # the Inspector 2.x names its era: ``--protocol-era legacy|auto|modern``
 
     @property
     def label(self) -> str:
@@ -114,15 +118,17 @@ class Peer:
 
     def argv(self, kind: str, era: str, server: list[str]) -> list[str]:
         if self.cli:
+            era_args = ["--protocol-era", ERA_NAMES.get(era, era)] if self.era_flag else []
             return [node(), str(MODULES / self.package / self.script), "--cli", *server,
-                    "--method", f"{kind}/list"]
+                    "--method", f"{kind}/list", *era_args]
         return [node(), str(CLIENTS_DIR / self.script), kind, era, "--", *server]
 
 
 PEERS = (
     Peer("@modelcontextprotocol/sdk", "ts-sdk", "sdk1.mjs"),
     Peer("@modelcontextprotocol/client", "ts-client", "client2.mjs", eras=("legacy", "auto", "2026-07-28")),
-    Peer("@modelcontextprotocol/inspector", "inspector", "clients/launcher/build/index.js", cli=True),
+    Peer("@modelcontextprotocol/inspector", "inspector", "clients/launcher/build/index.js", cli=True,
+         eras=("legacy", "auto", "2026-07-28"), era_flag=True),
     # inspector-cli 1.0.3 reads its own package.json as "../package.json" of the working
     # directory: it starts from fixtures/peers/clients, whose parent holds one.
     Peer("@modelcontextprotocol/inspector-cli", "inspector-cli", "build/cli.js", cli=True),
