@@ -13,9 +13,12 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: lab instructor test regen bench student slides slides-check presentation browser-check lock clean
 
-$(STAMP): pyproject.toml .ci/constraints.txt
+# The set-up also installs chapter 10's peers (Node.js MCP clients and servers) exactly as locked
+# in fixtures/peers/package-lock.json, with the npm of the pinned Node.js wheel: no global install.
+$(STAMP): pyproject.toml .ci/constraints.txt fixtures/peers/package.json fixtures/peers/package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c .ci/constraints.txt -e '.[test]'
+	$(BIN)/python -m course_lib.chapters.peers_lab install
 	touch $@
 
 ## lab: set up and open the student copy of the course (student/, no solutions) in JupyterLab;

