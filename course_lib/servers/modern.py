@@ -31,7 +31,7 @@ from mcp import MCPError
 from mcp.server import CacheHint, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
-from course_lib.protocol import ENVELOPE_KEYS, ROUTING_HEADERS
+from course_lib.protocol import ENVELOPE_KEYS, MODERN_VERSION, ROUTING_HEADERS
 from course_lib.servers._base import lab_file, parser, serve
 
 MODES = ("modern", "sealed", "legacy-only", "catalog", "versioned", "public", "drifting", "churning")
@@ -57,6 +57,9 @@ CONFIRM_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "
 
 def tool(name: str, schema: dict = OBJECT) -> types.Tool:
     return types.Tool(name=name, description=f"modern lab tool {name}", input_schema=schema)
+
+
+LEGACY_INPUT = "needs the 2026-07-28 era (input_required); at 2025-11-25 ask with elicitation/create"
 
 
 def text(value: str) -> types.CallToolResult:
@@ -166,6 +169,11 @@ class Modern:
             await self.bus.publish(ToolsListChanged())  # reaches 2026-07-28 listeners only
             await ctx.session.send_tool_list_changed()  # a legacy notification (dropped at 2026-07-28)
             return text("catalog version 2")
+        if name in ("provision", "forever") and ctx.protocol_version != MODERN_VERSION:
+            # An input_required result has no 2025-11-25 form (the SDK would fail the handler):
+            # a legacy caller gets a tool error that says so, never a crash.
+            return types.CallToolResult(content=[types.TextContent(type="text", text=LEGACY_INPUT)],
+                                        is_error=True)
         if name == "provision":
             return self.provision(params, args)
         if name == "forever":
