@@ -177,26 +177,31 @@ def _require_opened(opener: CandidateOpener) -> None:
     require(opener.labs, "candidate_opened", "no candidate was opened: open_candidate() was never entered")
 
 
-async def probe_failed_candidate(make, active, opener: CandidateOpener, era: str) -> None:
-    """``schema_lab.probe_failed_candidate`` on the student's context manager."""
-    frames_before = _sent(active)
+async def _refused_refresh(make, active, opener: CandidateOpener, frames_before: int):
+    """Enter the student's context manager on a candidate whose walk must fail: (whether it
+    yielded, the CatalogError's reason, whether the candidate was closed when the error arrived)."""
     yielded, reason, closed_at_error = False, None, None
     try:
         async with _open(make, active, opener):
             yielded = True
     except CatalogError as exc:
-        closed_at_error = opener.closed
-        reason = exc.reason
+        closed_at_error, reason = opener.closed, exc.reason
     except Exception:
         _require_untouched(active, frames_before)  # whatever else went wrong, this comes first
         raise
+    return yielded, reason, closed_at_error
+
+
+async def probe_failed_candidate(make, active, opener: CandidateOpener, era: str) -> None:
+    """``schema_lab.probe_failed_candidate`` on the student's context manager."""
+    frames_before = _sent(active)
+    yielded, reason, closed_at_error = await _refused_refresh(make, active, opener, frames_before)
     if not yielded:
         _require_opened(opener)
     require(not yielded, "candidate_never_yields", "candidate unexpectedly yielded an incomplete catalog")
     require(reason is not None, "candidate_rejected", "the block ended without the walk's CatalogError")
     require(closed_at_error, "candidate_closed_before_error", "candidate process still running when its error arrived")
-    require(_sent(active) == frames_before, "active_untouched",
-            "the candidate refresh sent frames on the active session")
+    _require_untouched(active, frames_before)
     require(reason == "duplicate_name", "candidate_rejected", f"candidate failed for another reason: {reason}")
 
 
@@ -225,8 +230,7 @@ async def probe_caller_failure(make, active, opener: CandidateOpener, era: str) 
                 f"the caller's CallerBug came out as {type(exc).__name__}: {exc}")
     require(propagated, "caller_failure_propagates", "caller failure was swallowed by the candidate")
     require(opener.closed, "candidate_closed_after_caller_failure", "candidate process still running")
-    require(_sent(active) == frames_before, "active_untouched",
-            "the candidate refresh sent frames on the active session")
+    _require_untouched(active, frames_before)
 
 
 async def probe_accepted_candidate(make, active, opener: CandidateOpener, era: str, oracle: str) -> None:
@@ -238,8 +242,7 @@ async def probe_accepted_candidate(make, active, opener: CandidateOpener, era: s
         observed = {"names": list(catalog.names), "page_sizes": list(catalog.page_sizes),
                     "call": await schema_lab.call_outcome(opener.lab)}
     observed["closed_after_context"] = opener.closed
-    require(_sent(active) == frames_before, "active_untouched",
-            "the candidate refresh sent frames on the active session")
+    _require_untouched(active, frames_before)
     require(opener.closed, "closed_after_context", "candidate process still running after the block")
     schema_lab.check(schema_lab.Run(oracle, era, observed, {"candidate": schema_lab.audit_of(opener.lab)}))
 
@@ -251,15 +254,7 @@ async def probe_in_place(make, active, opener: CandidateOpener, era: str, oracle
     before = schema_lab.snapshot(saved)
     first = await schema_lab.call_outcome(active)
     frames_before = _sent(active)
-    yielded, reason, closed_at_error = False, None, None
-    try:
-        async with _open(make, active, opener):
-            yielded = True
-    except CatalogError as exc:
-        closed_at_error, reason = opener.closed, exc.reason
-    except Exception:
-        _require_untouched(active, frames_before)  # whatever else went wrong, this comes first
-        raise
+    yielded, reason, closed_at_error = await _refused_refresh(make, active, opener, frames_before)
     untouched = _sent(active) == frames_before
     require(untouched, "active_untouched", "the candidate refresh sent frames on the active session")
     _require_opened(opener)
