@@ -27,12 +27,11 @@ import anyio
 from course_lib.chapters import schema_lab
 from course_lib.chapters.negative_controls import require
 from course_lib.errors import CatalogError, CheckFailed, CourseError, unwrap
-from course_lib.grading.core import (Scenario, Scorecard, Stopped, Verdict, load_battery, no_result, select,
-                                     watched)
+from course_lib.grading.core import (Scenario, Scorecard, Stopped, Verdict, each_scenario, load_battery, no_result,
+                                     select, watched)
 from course_lib.labs import connect
 from course_lib.paths import fixture
 from course_lib.protocol import LEGACY
-from course_lib.scenarios import gather
 from course_lib.walker import walk
 
 BATTERY = "candidate"
@@ -346,5 +345,4 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
             text = "; ".join(f"{era}: {result[0]}" for era, result in failures.items())
         return Verdict(replace(s, hint=hints.get(key, s.hint)), False, text)
 
-    verdicts = await gather({i: (lambda s=s: run(s)) for i, s in enumerate(scenarios)})
-    return Scorecard(f"{title} (each stopped after {budget:g} s)", list(verdicts.values()))
+    return Scorecard(f"{title} (each stopped after {budget:g} s)", await each_scenario(run, scenarios))

@@ -25,6 +25,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Awaitable, Callable
 
 import anyio
@@ -534,5 +535,10 @@ async def run_battery(title: str, scenarios: list[Scenario], budget: float,
             return Verdict(s, False, f"the lab could not run: {error_line(exc)}", LAB)
         return judge(s, kind, observed, value, lab.wire.requests()[before:])
 
-    verdicts = await gather({i: (lambda s=s: run(s)) for i, s in enumerate(scenarios)})
-    return Scorecard(title, list(verdicts.values()), budget)
+    return Scorecard(title, await each_scenario(run, scenarios), budget)
+
+
+async def each_scenario(run: Callable[[Scenario], Awaitable[Verdict]], scenarios: list[Scenario]) -> list[Verdict]:
+    """``run`` on every scenario, side by side (a few labs at once), the verdicts in battery order."""
+    verdicts = await gather({i: partial(run, s) for i, s in enumerate(scenarios)})
+    return list(verdicts.values())

@@ -44,7 +44,7 @@ from course_lib.grading.core import Scenario, Scorecard, Verdict, load_battery, 
 from course_lib.line_client import LineClient, asserts_active, python_argv
 from course_lib._runtime.process import server_env
 from course_lib.paths import ROOT
-from course_lib.scenarios import gather
+from course_lib.scenarios import for_each
 
 BATTERY = "envelope"
 MODULE = "student_checker"
@@ -328,7 +328,7 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
     except SourceError as exc:
         return Scorecard(title, [verdict(s, str(exc), "source") for s in scenarios])
 
-    captures = await gather({era: (lambda era=era: capture(era)) for era in eras})
+    captures = await for_each(capture, eras)
     directory = Path(tempfile.mkdtemp(prefix="course-envelope-grade-"))
     try:
         (directory / f"{MODULE}.py").write_text(source, encoding="utf-8")
@@ -342,8 +342,7 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
                 where[(s.name, era)] = name
         (directory / "spec.json").write_text(json.dumps({"function": student.__name__, "files": files,
                                                          "budget": budget}), encoding="utf-8")
-        results = await gather({mode: (lambda mode=mode: _run_child(directory, files, mode, budget))
-                                for mode in modes})
+        results = await for_each(lambda mode: _run_child(directory, files, mode, budget), modes)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 

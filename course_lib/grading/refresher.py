@@ -33,12 +33,11 @@ from course_lib.display import Table, error_line
 from course_lib.errors import CatalogError, CheckFailed, CourseError
 from course_lib.bundles import short
 from course_lib.grading.bundle_reader import crashed, invoke, judge_bundle, prepare_before, prompt_refused
-from course_lib.grading.core import (Scenario, Scorecard, Verdict, describe_expectation, judge_names, load_battery,
-                                     observe, select)
+from course_lib.grading.core import (Scenario, Scorecard, Verdict, describe_expectation, each_scenario, judge_names,
+                                     load_battery, observe, select)
 from course_lib.chapters.snapshot_lab import load_oracle
 from course_lib.labs import connect
 from course_lib.paths import fixture
-from course_lib.scenarios import gather
 
 
 def _fixture(relative: str):
@@ -104,8 +103,7 @@ async def grade_refresh(student: Callable, battery: str = "refresh", *, only: li
         passed, observed = judge_names(s.expect, kind, observed, value)
         return Verdict(s, passed, observed)
 
-    verdicts = await gather({i: (lambda s=s: run(s)) for i, s in enumerate(scenarios)})
-    return Scorecard(title, list(verdicts.values()))
+    return Scorecard(title, await each_scenario(run, scenarios))
 
 
 # -- the capstone: one client against chapters 1-9 ------------------------------------------------
@@ -316,5 +314,4 @@ async def grade_capstone(student: Callable, battery: str = "capstone", *, only: 
             return Verdict(replace(verdict.scenario, hint=spec["crash_hint"]), False, verdict.observed)
         return verdict
 
-    verdicts = await gather({i: (lambda s=s: run(s)) for i, s in enumerate(scenarios)})
-    return Scorecard(title, list(verdicts.values()))
+    return Scorecard(title, await each_scenario(run, scenarios))
