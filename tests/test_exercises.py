@@ -13,6 +13,7 @@ import pytest
 from mcp.types import PaginatedRequestParams
 
 from course_lib.paths import NOTEBOOKS
+from course_lib.tooling.regen import cell_text as text_of
 from course_lib.tooling.student_copy import tags
 
 # chapter: (the student's function, the grader its check cell calls)
@@ -49,10 +50,6 @@ def top_level_names(source: str) -> set[str]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     return names
-
-
-def text_of(cell) -> str:
-    return "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.outputs)
 
 
 def words(text: str) -> str:

@@ -62,7 +62,12 @@ def stored_text(path: Path, source_contains: str) -> str:
     cells = [c for c in nb.cells if c.cell_type == "code" and source_contains in c.source]
     if len(cells) != 1:
         raise ValueError(f"{len(cells)} cells of {path.name} contain {source_contains!r}, expected 1")
-    return "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cells[0].outputs)
+    return cell_text(cells[0])
+
+
+def cell_text(cell) -> str:
+    """A code cell's stored text outputs, joined: its streams and the ``text/plain`` of its results."""
+    return "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.outputs)
 
 
 def stored_rows(path: Path, source_contains: str) -> list[dict[str, str]]:
