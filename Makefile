@@ -13,7 +13,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: lab instructor test regen bench student slides slides-check presentation browser-check lock clean
 
-# The set-up also installs chapter 10's peers (Node.js MCP clients and servers) exactly as locked
+# The set-up also installs chapter 11's peers (Node.js MCP clients and servers) exactly as locked
 # in fixtures/peers/package-lock.json, with the npm of the pinned Node.js wheel: no global install.
 $(STAMP): pyproject.toml .ci/constraints.txt fixtures/peers/package.json fixtures/peers/package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

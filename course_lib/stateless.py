@@ -1,4 +1,4 @@
-"""Helpers of the stateless-era chapters (2026-07-28), used by ``09_stateless_cache``: listings
+"""Helpers of the stateless-era chapters (2026-07-28), used by ``10_stateless_cache``: listings
 through the Client's response cache, cache keys a student can read, request-state tampering, a
 hand-driven input loop, and the production checklist with the chapter that shows each item.
 """
@@ -124,36 +124,36 @@ def _fields(state: str | None) -> str:
 # The production checklist: each item, what it means here, and the chapter (and lab) that shows it.
 CHECKLIST = (
     ("Authorise every call", "partition the cache by principal; share_public only for public results",
-     "09_stateless_cache (cache partitions)"),
+     "10_stateless_cache (cache partitions)"),
     ("Authorise every call", "request_state is bound to the call by an HMAC, so a client cannot edit it",
-     "09_stateless_cache (request_state)"),
+     "10_stateless_cache (request_state)"),
     ("Least privilege and approval", "a charge happens only after an input_required approval round",
-     "09_stateless_cache (input_required)"),
+     "10_stateless_cache (input_required)"),
     ("Least privilege and approval", "resources are served from an allowlist, never by path arithmetic",
-     "05_resources_and_uris"),
+     "06_resources_and_uris"),
     ("Untrusted input", "cursors are opaque and verified; forged, expired, foreign ones get -32602",
      "02_cursor_failures"),
     ("Untrusted input", "resource URIs arrive in odd spellings; match them exactly",
-     "05_resources_and_uris"),
+     "06_resources_and_uris"),
     ("Untrusted output", "adopt only complete, valid listings; a rejected refresh changes nothing",
-     "03_schema_cache"),
+     "04_schema_cache"),
     ("Untrusted output", "exceptions: sanitised -32603 at 2026-07-28, leaked with code 0 on legacy",
-     "08_stateless_wire (error shapes)"),
+     "09_stateless_wire (error shapes)"),
     ("Limits and timeouts", "page, item and time budgets end every walk",
      "01_pagination, 02_cursor_failures"),
     ("Limits and timeouts", "input_required rounds are capped (input_required_max_rounds)",
-     "09_stateless_cache (input_required)"),
+     "10_stateless_cache (input_required)"),
     ("Limits and timeouts", "every lab has a request and a lab budget; no server outlives its lab",
      "00_orientation"),
     ("Audit", "the wire transcript of every lab, both directions, in order",
-     "00_orientation, 08_stateless_wire"),
+     "00_orientation, 09_stateless_wire"),
     ("Audit", "server-side request audits compared exactly with fixed expectations",
-     "03_schema_cache, 07_snapshot_bundles"),
+     "04_schema_cache, 08_snapshot_bundles"),
 )
 
 
 def _chapter_numbers(lab: str) -> str:
-    """``09_stateless_cache (request_state)`` -> ``09 (request_state)``: short enough for a slide."""
+    """``10_stateless_cache (request_state)`` -> ``10 (request_state)``: short enough for a slide."""
     return re.sub(r"\b(\d\d)_[a-z0-9_]+", r"\1", lab)
 
 

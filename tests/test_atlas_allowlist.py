@@ -1,5 +1,5 @@
 """The atlas allowlist, one rule per row: fixtures/atlas/allowlist_rules.json (written by hand)
-against a real atlas server in both eras, and against chapter 5's reference allowlist check.
+against a real atlas server in both eras, and against chapter 6's reference allowlist check.
 
 Every row is sent verbatim with ``resources/read``. An allowed row must return exactly its
 document under the URI asked for; a refused row must be the not-found error carrying the URI
@@ -74,6 +74,6 @@ async def test_every_row_on_a_real_atlas_server(library, era, tmp_path):
 
 
 def test_every_row_on_the_chapters_reference_check():
-    is_allowed = reference_solution("05_resources_and_uris.ipynb", "reference_my_is_allowed")
+    is_allowed = reference_solution("06_resources_and_uris.ipynb", "reference_my_is_allowed")
     wrong = [f"row {row['name']!r}" for row in rows_of("chapter") if is_allowed(row["uri"]) != ("allowed" in row["expect"])]
     assert not wrong, "\n".join(wrong)

@@ -1,4 +1,4 @@
-"""The URI allowlist grader (chapter 5): the starter scores 0, wrong checks fail at their scenario,
+"""The URI allowlist grader (chapter 6): the starter scores 0, wrong checks fail at their scenario,
 a correct check of another style and the reference pass, and a check that loops is stopped."""
 import posixpath
 import time
@@ -19,7 +19,7 @@ CANONICAL = {BASE + "requirements", BASE + "design", BASE + "release%20notes"}
 
 def reference():
     """The chapter's reference check (``reference_my_is_allowed``, or ``my_is_allowed`` in an older chapter)."""
-    return reference_solution("05_resources_and_uris.ipynb", "reference_my_is_allowed")
+    return reference_solution("06_resources_and_uris.ipynb", "reference_my_is_allowed")
 
 
 def starter(uri: str) -> bool:

@@ -1,4 +1,4 @@
-"""Chapter 7's bundle grader: the reference reader passes, known-wrong readers fail at their scenario."""
+"""Chapter 8's bundle grader: the reference reader passes, known-wrong readers fail at their scenario."""
 import math
 
 import pytest
@@ -24,7 +24,7 @@ UNAVAILABLE = "recovery also unavailable"
 INCOMPLETE = "recovery manifest incomplete"
 ALL = [MIXED, PUBLISHED, RETIRED, EXPIRED, CHANGED, BETWEEN, CHANGED_BETWEEN, BEFORE_PROMPT, AFTER_PROMPT,
        CACHED, UNAVAILABLE, INCOMPLETE]
-CHAPTER = "07_snapshot_bundles.ipynb"
+CHAPTER = "08_snapshot_bundles.ipynb"
 
 
 def reference():

@@ -1,4 +1,4 @@
-"""The exercise of 09_stateless_cache: the starter scores 0, wrong refreshes fail at their scenario,
+"""The exercise of 10_stateless_cache: the starter scores 0, wrong refreshes fail at their scenario,
 a correct refresh of another style and the reference pass; requests are counted on the wire."""
 import mcp_types as types
 import pytest
@@ -16,7 +16,7 @@ ALL = ["unchanged catalog", "changed since last refresh", "changed after a refre
 
 def reference():
     """The chapter's reference refresh (``reference_my_refresh``, or ``my_refresh`` in an older chapter)."""
-    return reference_solution("09_stateless_cache.ipynb", "reference_my_refresh", {"MCPError": MCPError, "types": types})
+    return reference_solution("10_stateless_cache.ipynb", "reference_my_refresh", {"MCPError": MCPError, "types": types})
 
 
 async def walk(client, first_page="refresh"):

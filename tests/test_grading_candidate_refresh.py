@@ -1,4 +1,4 @@
-"""Chapter 4's candidate grader: the chapter's probes judge the student's context manager."""
+"""Chapter 5's candidate grader: the chapter's probes judge the student's context manager."""
 from contextlib import asynccontextmanager
 
 import pytest
@@ -11,7 +11,7 @@ from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
 
-NOTEBOOK = "04_schema_cache_sdk_2_3.ipynb"
+NOTEBOOK = "05_schema_cache_sdk_2_3.ipynb"
 
 
 @asynccontextmanager

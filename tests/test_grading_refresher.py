@@ -10,7 +10,7 @@ pytestmark = pytest.mark.anyio
 
 
 def reference(notebook: str | None = None, name: str | None = None):
-    """The chapter's reference, or (no notebook) a correct refresh: chapter 4's exercise now asks
+    """The chapter's reference, or (no notebook) a correct refresh: chapter 5's exercise now asks
     for the candidate context manager itself, so the refresh grader's reference lives here."""
     return refresh_in_a_candidate if notebook is None else reference_solution(notebook, name)
 
@@ -103,7 +103,7 @@ async def latest_wins(active, open_candidate):
     raise ValueError("too many pages")
 
 
-# -- the capstone: one client against chapters 1-9 -------------------------------------------
+# -- the capstone: one client against chapters 1-10 -------------------------------------------
 
 COMBINED = 'refresh: "" and an empty page'
 POISONED = "refresh: conflicting duplicate"
@@ -121,7 +121,7 @@ def capstone_reference():
     from course_lib.errors import CatalogError, CheckFailed
 
     imports = {"bundles": bundles, "CatalogError": CatalogError, "CheckFailed": CheckFailed}  # the chapter's
-    return reference_solution("11_capstone.ipynb", "reference_MyClient", imports)
+    return reference_solution("12_capstone.ipynb", "reference_MyClient", imports)
 
 
 class Starter:

@@ -2,7 +2,7 @@
 fixtures/atlas/envelope_controls.json: a real atlas session is captured, then replayed
 through a stand-in server with one damaged reply at a time, in normal and ``python -O``.
 
-Chapter 6 runs the replays (in both eras), the assert-based checker and six process faults, and
+Chapter 7 runs the replays (in both eras), the assert-based checker and six process faults, and
 nbval re-executes it against its stored tables; these tests hold those stored rows to the oracle
 (so each replay process runs once per suite) and run the one fault the chapter does not show.
 """
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.anyio
 
 ORACLE = json.loads(fixture("atlas", "envelope_controls.json").read_text(encoding="utf-8"))
 REPLAYS = [(row, mode) for row in ORACLE["replays"] for mode in ORACLE["modes"]]
-CHAPTER = NOTEBOOKS / "06_envelope_client.ipynb"
+CHAPTER = NOTEBOOKS / "07_envelope_client.ipynb"
 
 
 def chapter_rows(cell: str) -> list[dict[str, str]]:

@@ -1,4 +1,4 @@
-"""Chapter 10's peers: the stored tables hold to fixtures/peers/expected.json, and every pinned
+"""Chapter 11's peers: the stored tables hold to fixtures/peers/expected.json, and every pinned
 outside client lists every course server (both eras where it supports them).
 
 Node.js and the peers are part of the set-up (``make test`` installs them); when they are missing
@@ -14,7 +14,7 @@ import pytest
 from course_lib.chapters import peers_lab
 from course_lib.paths import FIXTURES, NOTEBOOKS
 
-CHAPTER = NOTEBOOKS / "10_peers.ipynb"
+CHAPTER = NOTEBOOKS / "11_peers.ipynb"
 EXPECTED = json.loads((FIXTURES / "peers" / "expected.json").read_text())
 TITLES = {title: key for key, (title, _) in peers_lab.QUESTIONS.items()} | {"Who speaks 2026-07-28?": "era"}
 

@@ -1,4 +1,4 @@
-"""The grader for chapter 5's exercise: a URI allowlist check, against hand-written rows and a real server.
+"""The grader for chapter 6's exercise: a URI allowlist check, against hand-written rows and a real server.
 
 The student writes ``my_is_allowed(uri) -> bool`` (plain or ``async``). The battery
 ``fixtures/grading/uris.json`` has two kinds of scenarios:

@@ -1,4 +1,4 @@
-"""The grader of chapter 7's exercise: a bundle reader that restarts once, on real snapshot servers.
+"""The grader of chapter 8's exercise: a bundle reader that restarts once, on real snapshot servers.
 
 The student writes ``async def my_acquire(lab)``: from a connected snapshot lab it returns one
 whole revision, ``{"revision": ..., "texts": {pinned URI: text}}`` (a ``bundles.Bundle`` is

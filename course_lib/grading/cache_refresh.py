@@ -1,4 +1,4 @@
-"""The autograder of chapter 9's exercise (09_stateless_cache): a catalog refresh through the
+"""The autograder of chapter 10's exercise (10_stateless_cache): a catalog refresh through the
 Client's response cache.
 
 The student's ``async def refresh(client) -> names`` gets an ``mcp.Client`` connected at

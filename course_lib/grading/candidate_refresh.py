@@ -1,4 +1,4 @@
-"""Chapter 4's exercise grader: a student's candidate refresh, judged by the chapter's own probes.
+"""Chapter 5's exercise grader: a student's candidate refresh, judged by the chapter's own probes.
 
 The student writes ``my_candidate(active, open_candidate)``, an async context manager like
 ``course_lib.refresh.candidate``: ``open_candidate()`` is ``connect(...)`` for the candidate's own

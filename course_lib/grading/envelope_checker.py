@@ -1,4 +1,4 @@
-"""Chapter 6's exercise grader: a student's envelope checker, judged on damaged replays.
+"""Chapter 7's exercise grader: a student's envelope checker, judged on damaged replays.
 
 The student writes ``my_check_reply(line, request_id)``, the named checks of one reply line
 (like ``course_lib.line_client.check_reply``): return the reply object, or raise ``WireError``

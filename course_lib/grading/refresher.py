@@ -10,13 +10,13 @@ listed page, even one the caller rejects, lands in that session's output-schema 
 The battery ``fixtures/grading/refresh.json`` is written by hand: per scenario, the schema
 fixture of the candidate server and the expected outcome. Every scenario runs on real
 ``schema`` servers in both eras, with ``grade``'s primitives (``observe``, ``judge_names``).
-The capstone (chapter 11, ``grade_capstone``) grades one client that spans chapters 1-9: a
+The capstone (chapter 12, ``grade_capstone``) grades one client that spans chapters 1-10: a
 student's class ``MyClient(lab, allowed)`` whose ``refresh(open_candidate)``, ``read(uri)`` and
 ``bundle()`` the hand-written battery ``fixtures/grading/capstone.json`` calls on real servers,
 each scenario in both eras. It is judged on the wire and on the state left behind: nothing sent
 on the active session during a refresh and its output-schema validation unchanged afterwards,
 page 1 of the candidate's catalog asked of the candidate server (never a listing stitched from a
-response cache), no read of a URI outside the allowlist reaching the server, and chapter 7's
+response cache), no read of a URI outside the allowlist reaching the server, and chapter 8's
 manifest and ``latest/`` counts for the bundle.
 """
 from __future__ import annotations
@@ -88,7 +88,7 @@ async def grade_refresh(student: Callable, battery: str = "refresh", *, only: li
 
         try:
             async with connect("schema", fixture=active_fixture, era=s.era, lab_timeout=budget + 60) as active:
-                await walk(active)  # the active session holds a catalog, as in chapters 3 and 4
+                await walk(active)  # the active session holds a catalog, as in chapters 4 and 5
                 before = len(active.wire)
                 kind, observed, value = await observe(lambda: student(active, open_candidate), budget)
                 touched = len(active.wire) - before
@@ -106,7 +106,7 @@ async def grade_refresh(student: Callable, battery: str = "refresh", *, only: li
     return Scorecard(title, await each_scenario(run, scenarios))
 
 
-# -- the capstone: one client against chapters 1-9 ------------------------------------------------
+# -- the capstone: one client against chapters 1-10 ------------------------------------------------
 
 SHARED_TARGET = "capstone-modern-catalog"  # one server's name in a response cache two clients share
 URI_CHECK = "uri_allowlist"
@@ -167,7 +167,7 @@ async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, bu
 
     async with connect(active_part["server"], **_lab_options(active_part, s.era, budget, shared)) as active:
         if active_part["server"] == "schema":
-            await walk(active)  # the active session holds a catalog, as in chapters 3 and 4
+            await walk(active)  # the active session holds a catalog, as in chapters 4 and 5
         else:
             await active.client.list_tools()  # page 1 of the current catalog, now in the shared cache
         probe = active_part.get("probe")
