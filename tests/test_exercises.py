@@ -12,6 +12,7 @@ import nbformat
 import pytest
 from mcp.types import PaginatedRequestParams
 
+from course_lib import CatalogError
 from course_lib.paths import NOTEBOOKS
 from course_lib.tooling.regen import cell_text as text_of
 from course_lib.tooling.student_copy import tags
@@ -19,7 +20,7 @@ from course_lib.tooling.student_copy import tags
 # chapter: (the student's function, the grader its check cell calls)
 EXERCISES = {
     "01_pagination": ("my_walk", "grade_walker"),
-    "02_cursor_failures": ("my_safe_walk", "grade_walker"),
+    "02_cursor_failures": ("my_restarting_walk", "grade_walker"),
     "05_schema_cache_sdk_2_3": ("my_candidate", "grade_candidate"),
     "06_resources_and_uris": ("my_is_allowed", "grade_allowlist"),
     "07_envelope_client": ("my_check_reply", "grade_envelope"),
@@ -122,7 +123,8 @@ async def run_cell(source: str, namespace: dict):
 async def test_run_all_never_replaces_the_students_function():
     """Starter, check, solution, check again: the second check still grades the starter."""
     nb = load("01_pagination")
-    namespace = {"page_params": lambda c: None if c is None else PaginatedRequestParams(cursor=c)}
+    namespace = {"page_params": lambda c: None if c is None else PaginatedRequestParams(cursor=c),
+                 "CatalogError": CatalogError}
     _, starter = the_cell(nb, "exercise")
     _, check = the_cell(nb, "check")
     _, solution = the_cell(nb, "solution")
@@ -135,5 +137,5 @@ async def test_run_all_never_replaces_the_students_function():
     assert by_reference.passed
     for card in (first, second):
         assert not card.passed and not any(v.passed for v in card.verdicts)
-        assert words(card.text()).endswith("0/10 scenarios pass")
+        assert words(card.text()).endswith("0/12 scenarios pass")
     assert second.text() == first.text()

@@ -15,6 +15,10 @@ from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
 NAMES_ROWS = ["normal", "single page", "empty catalog", "empty-string cursor", "server order"]
+# chapter 1's exercise: the honest rows a walker gets wrong most easily, and a repeat refused at once
+CHAPTER_1_ROWS = ["normal", "empty-string cursor", "server order", "repeated cursor", "cursor cycle",
+                  "endless catalog"]
+RESTART = "walk_restart"  # chapter 2's exercise: one restart after a refused cursor
 
 
 def reference(notebook: str, name: str):
@@ -203,11 +207,13 @@ async def test_the_untouched_starter_scores_zero():
 
 
 async def test_the_reference_solutions_pass():
-    card = await grade_walker(reference("02_cursor_failures.ipynb", "my_safe_walk"))
+    card = await grade_walker(reference("02_cursor_failures.ipynb", "my_restarting_walk"), RESTART)
     assert card.passed, card.text()
+    assert len(card.verdicts) == 20
     first = reference("01_pagination.ipynb", "my_walk")
-    card = await grade_walker(first, only=NAMES_ROWS)
+    card = await grade_walker(first, only=CHAPTER_1_ROWS)
     assert card.passed, card.text()
+    assert len(card.verdicts) == 12
 
 
 async def test_a_correct_walker_in_another_style_passes_everything():
@@ -301,3 +307,63 @@ def test_every_row_of_the_battery_states_its_requests_and_refusal():
 async def test_unknown_scenario_is_a_clear_error():
     with pytest.raises(ValueError, match="no scenario named"):
         await grade_walker(first_page_only, only=["nope"])
+
+
+# -- chapter 2's exercise: restart once after a refused cursor (battery walk_restart) ----------
+
+async def restarts_on_every_refusal(session):
+    try:
+        return await safe_walk(session)
+    except (MCPError, CatalogError):
+        return await safe_walk(session)  # a repeating server is walked twice
+
+
+async def keeps_the_refused_pages(session):
+    """Restarts once, but keeps the names the refused walk had read: two catalogs mixed."""
+    names = []
+    for _ in range(2):
+        cursor = None
+        try:
+            while True:
+                page = await session.list_tools(params=params(cursor))
+                names += [t.name for t in page.tools]
+                cursor = page.next_cursor
+                if cursor is None:
+                    return names
+        except MCPError:
+            continue
+    raise CatalogError("page_budget", "two walks refused")
+
+
+async def restarts_until_it_works(session):
+    while True:
+        try:
+            return await safe_walk(session)
+        except MCPError:
+            pass
+
+
+@pytest.mark.parametrize("solution, failing, control, observed", [
+    (safe_walk, "catalog changed once", "normal", "raised MCPError -32602"),
+    (restarts_on_every_refusal, "repeated cursor", "catalog changed once",
+     "raised CatalogError(cursor_repeated): the server sent a cursor it had already sent after 4 tools/list"),
+    (keeps_the_refused_pages, "moved to a new catalog", "normal",
+     "returned ['alpha', 'beta', 'bump', 'delta', 'epsilon', 'bump', 'zeta']"),
+])
+async def test_wrong_restart_policies_are_flagged(solution, failing, control, observed):
+    card = await grade_walker(solution, RESTART, only=[failing, control], eras=["legacy"])
+    assert_flagged(card, failing, control, observed)
+
+
+async def test_restarting_forever_is_stopped_at_the_budget():
+    card = await grade_walker(restarts_until_it_works, RESTART, only=["changes on every walk"],
+                              eras=["legacy"], budget=2)
+    (verdict,) = card.verdicts
+    assert verdict.failure_class == HANG and verdict.observed == "no result within 2 s (stopped)"
+
+
+async def test_one_restart_passes_the_restart_battery():
+    card = await grade_walker(retries_after_refusal, RESTART)
+    assert card.passed, card.text()
+    _, scenarios, _ = load_battery(RESTART)
+    assert {s.server for s in scenarios} == {"catalog", "modern"}

@@ -117,5 +117,5 @@ def test_a_chapter_copy_runs_from_the_student_folder(tmp_path):
     assert errors == []
     (card,) = [card_of(c) for c in nb.cells if "check" in tags(c)]
     assert "NotImplementedError:" in card  # the starter's own error, wrapped in its column
-    assert card.endswith("0/10 scenarios pass")
+    assert card.endswith("0/12 scenarios pass")
     assert card == stored, "the stored example is what the student sees"
