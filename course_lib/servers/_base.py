@@ -4,10 +4,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 from pathlib import Path
+from typing import Sequence
 
 import anyio
 import mcp_types as types
+from mcp import MCPError
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
@@ -19,6 +22,72 @@ def parser(name: str, modes: tuple[str, ...] | None = None, *, fixture: bool = F
     if fixture:
         p.add_argument("--fixture", required=True, type=Path)
     return p
+
+
+def page_layout(text: str) -> tuple[int, ...]:
+    """``"1,0,2"`` -> ``(1, 0, 2)``: the argument type of ``--pages``."""
+    try:
+        layout = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--pages takes page sizes such as 1,0,2, got {text!r}") from None
+    if any(size < 0 for size in layout):
+        raise argparse.ArgumentTypeError(f"a page size cannot be negative: {text!r}")
+    return layout
+
+
+def add_pages_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pages", type=page_layout, default=None, metavar="SIZES",
+                   help="page the resource, template and prompt lists: exactly len(SIZES) pages, "
+                        "each of its size, the last one holding the rest (default: one page)")
+
+
+class Pager:
+    """One list method's pages, with the cursor rules of the catalog server.
+
+    ``layout`` ``(1, 0, 2)`` cuts any list into exactly three pages: 1 item, 0 items, and the
+    rest; ``None`` serves the whole list as one page. A cursor is an opaque random token that
+    this pager issued for (generation, page); the same page always hands out the same next
+    cursor. A cursor it never issued (made up, from another list, from another process) or one
+    of an older generation is refused with -32602. The lists paged here never change while the
+    server runs, so their generation stays 1; ``renew`` starts a new one.
+    """
+
+    def __init__(self, layout: Sequence[int] | None = None):
+        self.layout = tuple(layout) if layout else (None,)
+        self.generation = 1
+        self._token_of: dict[tuple[int, int], str] = {}
+        self._key_of: dict[str, tuple[int, int]] = {}
+
+    def renew(self) -> None:
+        """The list changed: every cursor issued so far expires."""
+        self.generation += 1
+
+    def _cursor(self, index: int) -> str:
+        key = (self.generation, index)
+        if key not in self._token_of:
+            self._token_of[key] = token = secrets.token_urlsafe(12)
+            self._key_of[token] = key
+        return self._token_of[key]
+
+    def _index(self, cursor: str) -> int:
+        key = self._key_of.get(cursor)
+        if key is None:
+            raise MCPError(types.INVALID_PARAMS, "Invalid cursor: not issued by this server process for this list",
+                           {"reason": "unknown"})
+        if key[0] != self.generation:
+            raise MCPError(types.INVALID_PARAMS,
+                           f"Expired cursor: issued for list generation {key[0]}, current is {self.generation}",
+                           {"reason": "expired"})
+        return key[1]
+
+    def page(self, items: Sequence, params: types.PaginatedRequestParams | None) -> tuple[list, str | None]:
+        """The items of the page ``params.cursor`` names (the first without one) and the next cursor."""
+        cursor = None if params is None else params.cursor
+        index = 0 if cursor is None else self._index(cursor)
+        start = sum(self.layout[:index])
+        if index == len(self.layout) - 1:
+            return list(items[start:]), None
+        return list(items[start:start + self.layout[index]]), self._cursor(index + 1)
 
 
 def lab_file(name: str) -> Path | None:
@@ -54,18 +123,22 @@ class Audit:
             tmp.replace(self.path)
 
 
-async def _no_templates(ctx, params) -> types.ListResourceTemplatesResult:
-    return types.ListResourceTemplatesResult(resource_templates=[])
-
-
-def serve(server: Server, *, audit: Audit | None = None) -> int:
+def serve(server: Server, *, audit: Audit | None = None, pages: Sequence[int] | None = None) -> int:
     """Serve ``server`` on stdin/stdout until stdin closes (both protocol eras).
 
     A server that lists resources but has no URI templates still answers
-    ``resources/templates/list`` (with an empty list), as a client walking resources expects.
+    ``resources/templates/list`` (an empty list, cut into the ``pages`` layout like its other
+    lists), as a client walking resources expects.
     """
     if server.get_request_handler("resources/list") and not server.get_request_handler("resources/templates/list"):
-        server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, _no_templates)
+        no_templates = Pager(pages)
+
+        async def on_list_resource_templates(ctx, params) -> types.ListResourceTemplatesResult:
+            items, next_cursor = no_templates.page([], params)
+            return types.ListResourceTemplatesResult(resource_templates=items, next_cursor=next_cursor)
+
+        server.add_request_handler("resources/templates/list", types.PaginatedRequestParams,
+                                   on_list_resource_templates)
 
     async def main() -> None:
         async with stdio_server() as (read, write):

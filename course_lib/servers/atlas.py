@@ -11,6 +11,10 @@ never opens a file. The mode picks the not-found error:
 
 Every ``resources/read`` is written to the lab's ``audit.json`` with the URI exactly as the
 handler received it.
+
+``--pages 1,0,2`` pages ``resources/list``, ``resources/templates/list`` and ``prompts/list``
+(each its own ``Pager``: opaque cursors, -32602 for one this list did not issue); without it
+each list is one page.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, Sequence
 from urllib.parse import quote
 
 import mcp_types as types
@@ -27,7 +31,7 @@ from mcp.server import Server
 
 from course_lib.paths import FIXTURES
 from course_lib.protocol import RESOURCE_NOT_FOUND
-from course_lib.servers._base import Audit, parser, serve
+from course_lib.servers._base import Audit, Pager, add_pages_option, parser, serve
 
 MODES = ("classic", "sep-2164")
 NOT_FOUND = {"classic": RESOURCE_NOT_FOUND, "sep-2164": types.INVALID_PARAMS}
@@ -95,19 +99,24 @@ def review_messages(library: Library, arguments: Mapping[str, str] | None) -> ty
                                  messages=messages)
 
 
-def build(library: Library, mode: str = "classic", audit: Audit | None = None) -> Server:
+def build(library: Library, mode: str = "classic", audit: Audit | None = None,
+          pages: Sequence[int] | None = None) -> Server:
     allowlist = library.uris
     not_found = NOT_FOUND[mode]
+    resource_pages, template_pages, prompt_pages = Pager(pages), Pager(pages), Pager(pages)
 
     async def on_list_resources(ctx, params) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[
-            types.Resource(uri=uri, name=name, mime_type=library.mime_type) for uri, name in allowlist.items()])
+        items, next_cursor = resource_pages.page([
+            types.Resource(uri=uri, name=name, mime_type=library.mime_type) for uri, name in allowlist.items()],
+            params)
+        return types.ListResourcesResult(resources=items, next_cursor=next_cursor)
 
     async def on_list_resource_templates(ctx, params) -> types.ListResourceTemplatesResult:
         t = library.template
-        return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
+        items, next_cursor = template_pages.page([types.ResourceTemplate(
             uri_template=t["uriTemplate"], name=t["name"], description=t["description"],
-            mime_type=library.mime_type)])
+            mime_type=library.mime_type)], params)
+        return types.ListResourceTemplatesResult(resource_templates=items, next_cursor=next_cursor)
 
     async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         name = allowlist.get(params.uri)  # exact string match; nothing is decoded or resolved
@@ -119,12 +128,13 @@ def build(library: Library, mode: str = "classic", audit: Audit | None = None) -
 
     async def on_list_prompts(ctx, params) -> types.ListPromptsResult:
         p = library.prompt
-        return types.ListPromptsResult(prompts=[types.Prompt(
+        items, next_cursor = prompt_pages.page([types.Prompt(
             name=p["name"], description=p["description"], arguments=[
                 types.PromptArgument(name="focus", required=True, description=" | ".join(p["focus"])),
                 types.PromptArgument(name="document", required=False,
                                      description="all (default) | " + " | ".join(library.documents)),
-            ])])
+            ])], params)
+        return types.ListPromptsResult(prompts=items, next_cursor=next_cursor)
 
     async def on_get_prompt(ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         if params.name != library.prompt["name"]:
@@ -141,6 +151,7 @@ def main(argv: list[str]) -> int:
     p = parser("atlas", MODES)
     p.add_argument("--fixture", type=Path, default=DEFAULT_FIXTURE,
                    help="documents file (default: fixtures/atlas/documents.json)")
+    add_pages_option(p)
     args = p.parse_args(argv)
     audit = Audit()
-    return serve(build(Library.load(args.fixture), args.mode, audit), audit=audit)
+    return serve(build(Library.load(args.fixture), args.mode, audit, args.pages), audit=audit, pages=args.pages)

@@ -3,6 +3,14 @@
 Mode ``unsorted`` serves the same three pages in an order that is not alphabetical
 (gamma | — | alpha, beta): a walker must keep the server's order.
 
+Mode ``typed`` serves one page with one tool, ``forecast``, whose input schema asks for a
+``city`` (a string) and allows ``days`` (an integer from 1 to 7).
+
+Every tool checks its arguments against its own input schema: arguments that fail it get a
+tool *result* with ``isError: true`` whose text says what is wrong (a model can read it and
+correct the call). An unknown tool name is a JSON-RPC error, -32602; so are ``arguments``
+that are not an object, which the SDK refuses before any handler runs.
+
 Cursors are opaque random tokens mapped to (generation, page). Within one generation the
 same page always hands out the same next cursor (stable replay). A cursor this process never
 issued, or one from an older generation, is refused with JSON-RPC -32602.
@@ -18,14 +26,28 @@ from mcp.server import Server
 from course_lib.servers._base import parser, serve
 
 MODES = ("normal", "single", "empty", "empty-token", "repeat", "cycle", "endless", "duplicate",
-         "change", "large", "unsorted")
+         "change", "large", "unsorted", "typed")
 PAGES = (("alpha",), (), ("beta", "gamma"))
 LARGE_PAGES, LARGE_PAGE_SIZE = 1000, 10
 INPUT_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
+# Tools whose input schema is not the empty one above (mode ``typed``).
+SCHEMAS = {"forecast": {"type": "object",
+                        "properties": {"city": {"type": "string"},
+                                       "days": {"type": "integer", "minimum": 1, "maximum": 7}},
+                        "required": ["city"], "additionalProperties": False}}
 
 
 def tool(name: str) -> types.Tool:
-    return types.Tool(name=name, description=f"Synthetic catalog entry {name}", input_schema=INPUT_SCHEMA)
+    return types.Tool(name=name, description=f"Synthetic catalog entry {name}",
+                      input_schema=SCHEMAS.get(name, INPUT_SCHEMA))
+
+
+def argument_problems(name: str, arguments: dict) -> list[str]:
+    """What is wrong with ``arguments`` under the tool's own input schema, one line each."""
+    from jsonschema import Draft202012Validator  # imported on the first call, not at start-up
+
+    errors = Draft202012Validator(SCHEMAS.get(name, INPUT_SCHEMA)).iter_errors(arguments)
+    return sorted(f"{'/'.join(map(str, e.path)) or 'arguments'}: {e.message}" for e in errors)
 
 
 class Catalog:
@@ -48,6 +70,8 @@ class Catalog:
             self.pages = ((),)
         elif mode == "unsorted":
             self.pages = (("gamma",), (), ("alpha", "beta"))
+        elif mode == "typed":
+            self.pages = (("forecast",),)
         else:
             self.pages = PAGES
         self.callable = {name for page in self.pages for name in page}
@@ -94,8 +118,12 @@ def build(mode: str) -> Server:
         return catalog.page(None if params is None else params.cursor)
 
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        if params.name not in catalog.callable:
+        if params.name not in catalog.callable:  # a protocol error: there is nothing to correct
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        problems = argument_problems(params.name, params.arguments or {})
+        if problems:  # a tool error: the caller can read it and send better arguments
+            text = f"Invalid arguments for {params.name}: " + "; ".join(problems)
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"synthetic:{params.name}")])
 
     return Server("course-catalog", version="1.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool)

@@ -6,15 +6,19 @@
   ``data.uri``, the code the 2025-11-25 specification shows and older servers still send.
 
 A client must treat both codes as "not found". Used by the troubleshooting page's tests.
+``--pages 1,0,2`` (mode ``classic`` only: ``MCPServer`` lists everything in one page) pages
+``resources/list`` and ``resources/templates/list`` with the rules of ``_base.Pager``.
 """
 from __future__ import annotations
+
+from typing import Sequence
 
 import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server
 
 from course_lib.protocol import RESOURCE_NOT_FOUND
-from course_lib.servers._base import parser, serve
+from course_lib.servers._base import Pager, add_pages_option, parser, serve
 
 MODES = ("sdk", "classic")
 DOCUMENTS = {"course://shelf/readme": "How to use the shelf.", "course://shelf/notes": "Two notes."}
@@ -32,10 +36,13 @@ def build_sdk():
     return server._lowlevel_server
 
 
-def build_classic() -> Server:
+def build_classic(pages: Sequence[int] | None = None) -> Server:
+    resource_pages = Pager(pages)
+
     async def on_list_resources(ctx, params) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[
-            types.Resource(uri=uri, name=uri.rsplit("/", 1)[1], mime_type="text/plain") for uri in DOCUMENTS])
+        items, next_cursor = resource_pages.page([
+            types.Resource(uri=uri, name=uri.rsplit("/", 1)[1], mime_type="text/plain") for uri in DOCUMENTS], params)
+        return types.ListResourcesResult(resources=items, next_cursor=next_cursor)
 
     async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
@@ -49,5 +56,11 @@ def build_classic() -> Server:
 
 
 def main(argv: list[str]) -> int:
-    args = parser("shelf", MODES).parse_args(argv)
-    return serve(build_sdk() if args.mode == "sdk" else build_classic())
+    p = parser("shelf", MODES)
+    add_pages_option(p)
+    args = p.parse_args(argv)
+    if args.mode == "sdk":
+        if args.pages:
+            p.error("--pages needs --mode classic: MCPServer answers every list in one page")
+        return serve(build_sdk())
+    return serve(build_classic(args.pages), pages=args.pages)

@@ -18,6 +18,8 @@ shrinks, and only at fixed request boundaries named in ``SCENARIOS`` (no clocks,
 ``--switch-after METHOD=TARGET`` moves the scenario's switch to another request boundary (for
 instance ``resources/read=project://atlas/r1/requirements``, between two pinned reads) and
 ``--keep-r1`` makes it publish r2 without retiring r1 (a change rather than an expiry).
+``--pages 1,0,2`` pages ``resources/list``, ``resources/templates/list`` (empty) and
+``prompts/list`` with the rules of ``_base.Pager``; without it each list is one page.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from mcp import MCPError
 from mcp.server import CacheHint, Server
 
 from course_lib.protocol import RESOURCE_NOT_FOUND
-from course_lib.servers._base import serve
+from course_lib.servers._base import Pager, add_pages_option, serve
 
 BASE = "project://atlas/"
 MANIFEST = BASE + "manifest"
@@ -166,12 +168,15 @@ class Snapshots:
                                      messages=messages)
 
 
-def build(scenario: str, fault: str = "none", ttl_ms: int = 0, switch: Switch | None = None) -> Server:
+def build(scenario: str, fault: str = "none", ttl_ms: int = 0, switch: Switch | None = None,
+          pages: tuple[int, ...] | None = None) -> Server:
     state = Snapshots(scenario, fault, switch)
+    resource_pages, prompt_pages = Pager(pages), Pager(pages)
 
     async def on_list_resources(ctx, params) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[
-            types.Resource(uri=MANIFEST, name="Current bundle", mime_type="application/json")])
+        items, next_cursor = resource_pages.page([
+            types.Resource(uri=MANIFEST, name="Current bundle", mime_type="application/json")], params)
+        return types.ListResourcesResult(resources=items, next_cursor=next_cursor)
 
     async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         try:
@@ -182,9 +187,10 @@ def build(scenario: str, fault: str = "none", ttl_ms: int = 0, switch: Switch | 
             state.after("resources/read", params.uri)
 
     async def on_list_prompts(ctx, params) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[types.Prompt(
+        items, next_cursor = prompt_pages.page([types.Prompt(
             name=PROMPT, description="The documents of one snapshot revision, embedded",
-            arguments=[types.PromptArgument(name="revision", required=True, description="r1 or r2")])])
+            arguments=[types.PromptArgument(name="revision", required=True, description="r1 or r2")])], params)
+        return types.ListPromptsResult(prompts=items, next_cursor=next_cursor)
 
     async def on_get_prompt(ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         if params.name != PROMPT:
@@ -209,6 +215,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--switch-after", metavar="METHOD=TARGET",
                    help="publish r2 after the first request of METHOD on TARGET (a URI, or a revision for prompts/get)")
     p.add_argument("--keep-r1", action="store_true", help="the switch publishes r2 and keeps r1 retained")
+    add_pages_option(p)
     args = p.parse_args(argv)
     switch = SCENARIOS[args.scenario]
     if args.switch_after:
@@ -218,4 +225,4 @@ def main(argv: list[str]) -> int:
         switch = Switch(method, target, switch.retire_r1)
     if args.keep_r1:
         switch = Switch(switch.method, switch.target, retire_r1=False)
-    return serve(build(args.scenario, args.fault, args.ttl_ms, switch))
+    return serve(build(args.scenario, args.fault, args.ttl_ms, switch, args.pages), pages=args.pages)
