@@ -1,0 +1,315 @@
+"""The grader of chapter 3's exercise (03_paginating_server): a page function, judged on the wire.
+
+The student writes ``my_page(cursor, catalog) -> (names, next_cursor)``: the page of tool names
+that ``cursor`` asks for (``None``: page 1) and the cursor of the page after it (``None`` on the
+last page), or ``MCPError(-32602)`` for a cursor the server cannot honour. ``catalog`` has
+``name`` (this server's name), ``key`` (its secret, bytes), ``generation``, ``names`` (the
+catalog of that generation, in order) and ``page_size``.
+
+The grader copies the function (and the globals it uses, as chapter 7's grader does) into a
+server file, under a harness that serves ``tools/list`` with it on the SDK's low-level
+``Server``, and starts that file as a real stdio subprocess in each era of the battery
+``fixtures/grading/paging_server.json``. Each era runs three servers: A (every row but the
+change), B (another server, whose page-1 cursor A must refuse) and C (A again, whose catalog
+moves to generation 2 when its second ``tools/list`` request arrives). A row passes when the
+answers on the wire are what the battery expects; every page of every row must list only names
+of the catalog of that moment. A function that raises anything but ``MCPError`` crashes (the
+harness answers ``-32603 crashed: ...``, which fails the row); one that never returns is
+stopped at the budget (the request gets no answer) and the lab's later rows are not asked.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import mcp_types as types
+from mcp import MCPError
+
+from course_lib.display import error_line
+from course_lib.errors import CatalogError, CourseError
+from course_lib.grading.core import (CRASH, CRASH_PREFIX, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL,
+                                     WRONG_RESULT, Scorecard, Verdict, load_battery, no_result, select)
+from course_lib.grading.envelope_checker import SourceError, module_source
+from course_lib.labs import connect
+from course_lib.scenarios import for_each
+from course_lib.walker import walk
+
+BATTERY = "paging_server"
+CRASHED = "crashed: "  # how the harness prefixes a page function's own error
+
+# The server around the student's function. Every name of its own starts with an underscore, so
+# it never replaces one of the student's.
+HARNESS = '''
+
+# -- the grader's harness: tools/list served by the page function above ----------------------
+import json as _json
+import sys as _sys
+import traceback as _traceback
+from dataclasses import dataclass as _dataclass
+
+import anyio as _anyio
+import mcp_types as _types
+from mcp import MCPError as _MCPError
+from mcp.server import Server as _Server
+from mcp.server.stdio import stdio_server as _stdio_server
+
+_PAGE = {function}
+_CONFIG = _json.loads(open(_sys.argv[1], encoding="utf-8").read())
+
+
+@_dataclass
+class _Catalog:
+    name: str
+    key: bytes
+    names: list
+    page_size: int
+    generation: int = 1
+
+
+_catalog = _Catalog(_CONFIG["name"], _CONFIG["key"].encode(), list(_CONFIG["catalog"]),
+                    _CONFIG["page_size"])
+_served = 0
+
+
+def _tool(name):
+    return _types.Tool(name=name, input_schema={{"type": "object"}})
+
+
+async def _on_list_tools(ctx, params):
+    global _served
+    if _served == 1 and _CONFIG.get("changed"):  # the catalog moves on before the second request
+        _catalog.generation, _catalog.names = 2, list(_CONFIG["changed"])
+    _served += 1
+    cursor = None if params is None else params.cursor
+    try:
+        names, next_cursor = _PAGE(cursor, _catalog)
+        tools = [_tool(n) for n in names]
+        return _types.ListToolsResult(tools=tools, next_cursor=next_cursor)
+    except _MCPError:
+        raise
+    except Exception as exc:
+        _traceback.print_exc()
+        raise _MCPError(_types.INTERNAL_ERROR, "{crashed}" + (f"{{type(exc).__name__}}: {{exc}}"
+                                                               if str(exc) else type(exc).__name__))
+
+
+async def _main():
+    async with _stdio_server() as (read, write):
+        server = _Server(_catalog.name, version="1.0", on_list_tools=_on_list_tools)
+        await server.run(read, write, server.create_initialization_options())
+
+
+_anyio.run(_main)
+'''
+
+
+def server_source(student: Callable) -> str:
+    """The server file: the student's function with what it uses, then the harness."""
+    return module_source(student) + HARNESS.format(function=student.__name__, crashed=CRASHED)
+
+
+@dataclass
+class Failed(Exception):
+    """One row's failure: its kind (``core.FAILURES``) and what was observed."""
+
+    kind: str
+    observed: str
+
+
+def tamper(cursor: str) -> str:
+    """The cursor with its last letter or digit changed to another of its kind."""
+    for i in range(len(cursor) - 1, -1, -1):
+        ch = cursor[i]
+        if ch.isdigit():
+            new = str((int(ch) + 1) % 10)
+        elif ch.isascii() and ch.isalpha():
+            base = ord("a") if ch.islower() else ord("A")
+            new = chr(base + (ord(ch) - base + 1) % 26)
+        else:
+            continue
+        return cursor[:i] + new + cursor[i + 1:]
+    return cursor + "x"
+
+
+class _Probe:
+    """The requests of one lab, with every answer checked against the catalog of the moment."""
+
+    def __init__(self, lab, budget: float, allowed: list[str]):
+        self.lab, self.budget, self.allowed = lab, budget, allowed
+        self.stuck = False  # a request got no answer: the server is not asked again
+
+    def _failure(self, exc: MCPError) -> Failed | None:
+        code, message = exc.error.code, exc.error.message
+        if code == types.INTERNAL_ERROR and message.startswith(CRASHED):
+            return Failed(CRASH, CRASH_PREFIX + message[len(CRASHED):])
+        if code == types.REQUEST_TIMEOUT:
+            self.stuck = True
+            return Failed(HANG, no_result(self.budget))
+        return None
+
+    async def page(self, cursor: str | None) -> tuple[list[str], str | None]:
+        if self.stuck:
+            raise Failed(HANG, "not asked: an earlier request got no answer")
+        params = None if cursor is None else types.PaginatedRequestParams(cursor=cursor)
+        try:
+            result = await self.lab.session.list_tools(params=params)
+        except MCPError as exc:
+            raise self._failure(exc) or exc
+        names = [t.name for t in result.tools]
+        outside = [n for n in names if n not in self.allowed]
+        if outside:
+            raise Failed(WRONG_RESULT, f"served {outside[0]!r}, which is not in the catalog {self.allowed}")
+        return names, result.next_cursor
+
+    async def cursor_of_page_1(self) -> str:
+        names, cursor = await self.page(None)
+        if cursor is None:
+            raise Failed(WRONG_RESULT, f"page 1 {names} has no next cursor: the catalog is paged in "
+                                       f"pages of catalog.page_size")
+        return cursor
+
+    async def twice(self, cursor: str | None, label: str) -> tuple[list[str], str | None]:
+        """Ask for the same page twice: both answers must be the same page and the same next cursor."""
+        first, again = await self.page(cursor), await self.page(cursor)
+        if first != again:
+            raise Failed(WRONG_RESULT, f"{label} asked twice: {first[0]} with next cursor {first[1]!r}, "
+                                       f"then {again[0]} with next cursor {again[1]!r}")
+        return first
+
+    async def refused(self, cursor: str, label: str) -> str:
+        """Ask for ``cursor``; it must be refused with -32602 and a message."""
+        try:
+            names, next_cursor = await self.page(cursor)
+        except MCPError as exc:
+            if exc.error.code == types.INVALID_PARAMS and exc.error.message.strip():
+                return error_line(exc)
+            raise Failed(WRONG_REFUSAL, f"{label}: answered {error_line(exc)}, not -32602 with a message")
+        raise Failed(MISSING_REFUSAL, f"{label}: answered the page {names} (next cursor "
+                                      f"{'none' if next_cursor is None else 'given'}) instead of -32602")
+
+    async def walk(self, expected: list[str], min_pages: int) -> str:
+        if self.stuck:
+            raise Failed(HANG, "not asked: an earlier request got no answer")
+        try:
+            catalog = await walk(self.lab)
+        except MCPError as exc:
+            raise self._failure(exc) or Failed(WRONG_REFUSAL, f"the walk was refused: {error_line(exc)}")
+        except CatalogError as exc:
+            raise Failed(WRONG_RESULT, f"the walker refused the pages: {error_line(exc)}")
+        found = f"{catalog.names} in pages {list(catalog.page_sizes)}"
+        if catalog.names != expected:
+            raise Failed(WRONG_RESULT, f"the walker read {found}")
+        if catalog.pages < min_pages:
+            raise Failed(WRONG_RESULT, f"the walker read {found}: one page is not paging")
+        return f"the walker read {found}"
+
+
+async def _row(probe: _Probe, row: dict, foreign: str | Failed) -> tuple[bool, str, str | None]:
+    """One row of the battery on its lab: (passed, observed, failure kind)."""
+    kind, expect = row["probe"], row["expect"]
+    try:
+        if kind in ("walk", "fresh"):
+            observed = await probe.walk(expect["names"], expect.get("min_pages", 1))
+        elif kind == "replay":
+            await probe.twice(None, "page 1")
+            page = await probe.twice(await probe.cursor_of_page_1(), "one cursor")
+            observed = f"page 1 and {page[0]}, each asked twice, came back identical"
+        elif kind == "forged":
+            for cursor in row["cursors"]:
+                await probe.refused(cursor, f"cursor {cursor!r}")
+            observed = f"refused {', '.join(map(repr, row['cursors']))} with -32602"
+        elif kind == "tampered":
+            cursor = tamper(await probe.cursor_of_page_1())
+            observed = await probe.refused(cursor, "page 1's cursor, one character changed")
+        elif kind == "foreign":
+            if isinstance(foreign, Failed):
+                raise Failed(foreign.kind, f"server 'paging-b': {foreign.observed}")
+            observed = await probe.refused(foreign, "the cursor of server 'paging-b'")
+        elif kind == "expired":
+            cursor = await probe.cursor_of_page_1()  # the catalog moves on before the next request
+            observed = await probe.refused(cursor, "a generation-1 cursor at generation 2")
+        else:
+            raise ValueError(f"unknown probe {kind!r}")
+    except Failed as failed:
+        return False, failed.observed, failed.kind
+    return True, observed, None
+
+
+def _argv(path: Path, config: Path) -> list[str]:
+    return [sys.executable, str(path), str(config)]
+
+
+def _configs(folder: Path, paging: dict) -> dict[str, Path]:
+    base = {"catalog": paging["catalog"], "page_size": paging["page_size"]}
+    configs = {"A": {**base, **paging["server"]}, "B": {**base, **paging["other"]},
+               "C": {**base, **paging["server"], "changed": paging["changed"]}}
+    paths = {}
+    for lab, config in configs.items():
+        paths[lab] = folder / f"server-{lab}.json"
+        paths[lab].write_text(json.dumps(config), encoding="utf-8")
+    return paths
+
+
+async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
+                              eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
+    """Grade ``my_page(cursor, catalog) -> (names, next_cursor)`` inside real stdio servers."""
+    title, scenarios, spec = load_battery(battery)
+    scenarios = select(scenarios, only, eras)
+    budget = budget or spec.get("budget_seconds", 10.0)
+    rows = {s["name"]: s for s in spec["scenarios"]}
+    paging = spec["paging"]
+    try:
+        source = server_source(student)
+    except SourceError as exc:
+        observed = f"{CRASH_PREFIX}{exc}"
+        return Scorecard(title, [Verdict(s, False, observed, CRASH) for s in scenarios], budget)
+
+    with tempfile.TemporaryDirectory(prefix="course-paging-") as folder:
+        path = Path(folder) / "student_server.py"
+        path.write_text(source, encoding="utf-8")
+        configs = _configs(Path(folder), paging)
+        options = {"request_timeout": budget, "lab_timeout": budget * 20 + 60}
+
+        async def foreign_cursor(era: str) -> str | Failed:
+            try:
+                async with connect(_argv(path, configs["B"]), era=era, **options) as lab:
+                    return await _Probe(lab, budget, paging["catalog"]).cursor_of_page_1()
+            except Failed as failed:
+                return failed
+            except MCPError as exc:
+                return Failed(WRONG_REFUSAL, f"page 1 was refused: {error_line(exc)}")
+
+        async def run_lab(era: str, config: str, names: list[str], foreign) -> dict[str, tuple]:
+            """Run the rows of one lab in battery order; a lab that fails is nobody's fault."""
+            wanted = [s for s in scenarios if s.era == era and (rows[s.name]["probe"] in ("expired", "fresh"))
+                      == (config == "C")]
+            out = {}
+            if not wanted:
+                return out
+            try:
+                async with connect(_argv(path, configs[config]), era=era, **options) as lab:
+                    probe = _Probe(lab, budget, names)
+                    for s in wanted:
+                        if rows[s.name]["probe"] == "fresh":
+                            probe.allowed = paging["changed"]
+                        out[s.name] = await _row(probe, rows[s.name], foreign)
+            except CourseError as exc:
+                for s in wanted:
+                    out.setdefault(s.name, (False, f"the lab could not run: {error_line(exc)}", LAB))
+            return out
+
+        async def run_era(era: str) -> dict[str, tuple]:
+            foreign = await foreign_cursor(era) if any(
+                rows[s.name]["probe"] == "foreign" and s.era == era for s in scenarios) else None
+            steady = await run_lab(era, "A", paging["catalog"], foreign)
+            # C's catalog holds both generations' names until it changes
+            changing = await run_lab(era, "C", list(dict.fromkeys(paging["catalog"] + paging["changed"])), None)
+            return {**steady, **changing}
+
+        results = await for_each(run_era, list(dict.fromkeys(s.era for s in scenarios)))
+    verdicts = [Verdict(s, *results[s.era][s.name]) for s in scenarios]
+    return Scorecard(title, verdicts, budget)

@@ -1,0 +1,181 @@
+"""The exercise of 03_paginating_server: the reference passes every row, the starter scores 0, and
+known-wrong page functions fail at their named rows, judged on the wire of real stdio servers."""
+import ast
+import base64
+import hashlib
+import hmac
+import importlib.util
+import json
+import secrets
+
+import mcp_types as types
+import nbformat
+import pytest
+from mcp import MCPError
+
+from course_lib.grading.core import CRASH, HANG, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, load_battery
+from course_lib.grading.paging_server import grade_paging_server, server_source, tamper
+from course_lib.paths import NOTEBOOKS
+from course_lib.tooling.student_copy import solution_sources
+from scorecard_checks import assert_flagged
+
+pytestmark = pytest.mark.anyio
+ROWS = [s["name"] for s in load_battery("paging_server")[2]["scenarios"]]
+
+
+def reference(tmp_path):
+    """``reference_my_page`` exactly as the chapter's hidden solution defines it, from a real file:
+    the grader copies a function by its source, which code run by ``exec`` does not have."""
+    nb = nbformat.read(NOTEBOOKS / "03_paginating_server.ipynb", as_version=4)
+    tree = ast.parse("\n".join(solution_sources(nb)))
+    tree.body = [node for node in tree.body if not any(isinstance(n, ast.Await) for n in ast.walk(node))]
+    path = tmp_path / "chapter_reference.py"
+    # what the chapter's earlier cells import
+    path.write_text("import mcp.types as types\nfrom mcp import MCPError\n" + ast.unparse(tree), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("chapter_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.reference_my_page
+
+
+def starter(cursor, catalog):
+    raise NotImplementedError("write your page function here")
+
+
+def offsets(cursor, catalog):
+    """The naive server: the cursor is the offset of the next page."""
+    start = 0 if cursor is None else int(cursor)
+    end = start + catalog.page_size
+    return catalog.names[start:end], (str(end) if end < len(catalog.names) else None)
+
+
+def signature(key, body):
+    return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+
+
+def signed(catalog, claim):
+    body = base64.urlsafe_b64encode(json.dumps(claim).encode()).decode()
+    return f"{body}.{signature(catalog.key, body)}"
+
+
+def claim_of(cursor, catalog):
+    body, _, mac = cursor.partition(".")
+    try:
+        claim = json.loads(base64.urlsafe_b64decode(body))
+    except ValueError:
+        claim = None
+    if not isinstance(claim, dict) or not hmac.compare_digest(mac.encode(), signature(catalog.key, body).encode()):
+        raise MCPError(types.INVALID_PARAMS, "Invalid cursor")
+    return claim
+
+
+def no_generation(cursor, catalog):
+    """Signed and bound to the server, but blind to the generation."""
+    start = 0 if cursor is None else claim_of(cursor, catalog)["o"]
+    end = start + catalog.page_size
+    more = end < len(catalog.names)
+    return catalog.names[start:end], (signed(catalog, {"s": catalog.name, "o": end}) if more else None)
+
+
+def restarts(cursor, catalog):
+    """Serves page 1 for any cursor it cannot read: a silently restarted walk."""
+    try:
+        start = 0 if cursor is None else claim_of(cursor, catalog)["o"]
+    except MCPError:
+        start = 0
+    end = start + catalog.page_size
+    more = end < len(catalog.names)
+    return catalog.names[start:end], (signed(catalog, {"g": catalog.generation, "o": end}) if more else None)
+
+
+def fresh_tokens(cursor, catalog):
+    """A new random token every time a page is served: the same cursor never gives the same page twice."""
+    start = 0 if cursor is None else int(cursor.split("-")[0])
+    end = start + catalog.page_size
+    more = end < len(catalog.names)
+    return catalog.names[start:end], (f"{end}-{secrets.token_hex(4)}" if more else None)
+
+
+def wrong_code(cursor, catalog):
+    """Refuses every cursor, with -32600 (Invalid request) instead of -32602."""
+    if cursor is not None:
+        raise MCPError(types.INVALID_REQUEST, "bad cursor")
+    return catalog.names[:2], "next"
+
+
+def forever(cursor, catalog):
+    while True:
+        pass
+
+
+async def test_the_reference_passes_every_row_in_both_eras(tmp_path):
+    card = await grade_paging_server(reference(tmp_path))
+    assert card.passed, card.text()
+    assert [v.scenario.name for v in card.verdicts] == [r for r in ROWS for _ in ("legacy", "2026-07-28")]
+    assert {v.scenario.era for v in card.verdicts} == {"legacy", "2026-07-28"}
+
+
+async def test_the_starter_scores_zero():
+    card = await grade_paging_server(starter)
+    assert not any(v.passed for v in card.verdicts), card.text()
+    assert {v.failure_class for v in card.verdicts} == {CRASH}
+    assert "NotImplementedError: write your page function here" in card.text()
+    assert card.text().endswith("0/14 scenarios pass")
+
+
+async def test_offset_cursors_fail_at_every_cursor_check():
+    card = await grade_paging_server(offsets)
+    assert {v.scenario.name for v in card.failures()} == {"forged cursor", "tampered cursor", "foreign cursor",
+                                                          "expired cursor"}, card.text()
+    verdict = assert_flagged(card, "expired cursor", "complete catalog",
+                             "a generation-1 cursor at generation 2: answered the page ['delta', 'epsilon']")
+    assert verdict.failure_class == MISSING_REFUSAL
+    assert card.verdict_of("forged cursor").observed.startswith("cursor '3': answered the page")
+
+
+async def test_no_generation_check_fails_only_at_the_expired_cursor():
+    card = await grade_paging_server(no_generation)
+    assert {v.scenario.name for v in card.failures()} == {"expired cursor"}, card.text()
+    assert {v.scenario.era for v in card.failures()} == {"legacy", "2026-07-28"}
+    assert_flagged(card, "expired cursor", "tampered cursor", "a generation-1 cursor at generation 2: answered the page")
+
+
+async def test_a_silent_restart_is_no_refusal():
+    card = await grade_paging_server(restarts, eras=["legacy"])
+    verdict = assert_flagged(card, "forged cursor", "complete catalog",
+                             "cursor '3': answered the page ['alpha', 'beta'] (next cursor given) instead of -32602")
+    assert verdict.failure_class == MISSING_REFUSAL
+    # another server's cursor (signed with another key) restarts the walk too
+    assert card.verdict_of("foreign cursor").observed.startswith("the cursor of server 'paging-b': answered")
+
+
+async def test_random_cursors_break_stable_replay():
+    card = await grade_paging_server(fresh_tokens, only=["stable replay", "complete catalog"], eras=["legacy"])
+    verdict = assert_flagged(card, "stable replay", "complete catalog", "page 1 asked twice: ['alpha', 'beta'] with")
+    assert verdict.failure_class == WRONG_RESULT
+
+
+async def test_the_wrong_error_code_is_a_wrong_refusal():
+    card = await grade_paging_server(wrong_code, only=["forged cursor"], eras=["2026-07-28"])
+    verdict = card.verdict_of("forged cursor")
+    assert not verdict.passed and verdict.failure_class == WRONG_REFUSAL
+    assert verdict.observed == "cursor '3': answered MCPError -32600: bad cursor, not -32602 with a message"
+
+
+async def test_a_handler_that_never_returns_is_stopped_at_the_budget():
+    card = await grade_paging_server(forever, only=["complete catalog", "forged cursor"], eras=["legacy"], budget=2)
+    assert [v.failure_class for v in card.verdicts] == [HANG, HANG], card.text()
+    assert card.verdict_of("forged cursor").observed == "not asked: an earlier request got no answer"
+
+
+def test_the_server_file_holds_the_function_and_what_it_uses():
+    source = server_source(no_generation)
+    for needed in ("def no_generation(", "def claim_of(", "def signed(", "def signature(", "import hmac",
+                   "_PAGE = no_generation"):
+        assert needed in source
+    compile(source, "student_server.py", "exec")
+
+
+@pytest.mark.parametrize("cursor, tampered", [("2", "3"), ("abc.ff9", "abc.ff0"), ("x.fz", "x.fa"), ("--", "--x")])
+def test_tamper_changes_the_last_letter_or_digit(cursor, tampered):
+    assert tamper(cursor) == tampered
