@@ -28,7 +28,7 @@ from course_lib.paths import PACKAGE, ROOT
 
 VENV = ROOT / ".venv-sdk129"
 PEERS = PACKAGE / "sdk129_peers"
-SERVERS = {"atlas": PEERS / "atlas.py"}
+SERVERS = {"atlas": PEERS / "atlas.py", "noisy": PEERS / "noisy.py"}
 VERSION = "1.29.0"
 
 

@@ -121,17 +121,22 @@ def _fields(state: str | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(data.items()))
 
 
-# The production checklist: each item, what it means here, and the chapter (and lab) that shows it.
+# The production checklist: each item, what it means here, and the chapter (and lab) that shows it,
+# or NOT_SHOWN when no lab of the course runs it.
+NOT_SHOWN = "not shown in this course"
 CHECKLIST = (
+    ("Authorise every call", "remote tokens: check audience, scope, expiry and signature", NOT_SHOWN),
     ("Authorise every call", "partition the cache by principal; share_public only for public results",
      "10_stateless_cache (cache partitions)"),
-    ("Authorise every call", "request_state is bound to the call by an HMAC, so a client cannot edit it",
+    ("Authorise every call", "request_state is bound to its call by an HMAC; a client cannot edit it",
      "10_stateless_cache (request_state)"),
     ("Least privilege and approval", "a charge happens only after an input_required approval round",
      "10_stateless_cache (input_required)"),
     ("Least privilege and approval", "resources are served from an allowlist, never by path arithmetic",
      "06_resources_and_uris"),
-    ("Untrusted input", "cursors are opaque and verified; forged, expired, foreign ones get -32602",
+    ("Untrusted input", "check arguments in the handler; an input schema is only a contract",
+     "09_stateless_wire (input schema)"),
+    ("Untrusted input", "cursors are opaque and verified; forged, expired, foreign: -32602",
      "02_cursor_failures"),
     ("Untrusted input", "resource URIs arrive in odd spellings; match them exactly",
      "06_resources_and_uris"),
@@ -139,16 +144,23 @@ CHECKLIST = (
      "04_schema_cache"),
     ("Untrusted output", "exceptions: sanitised -32603 at 2026-07-28, leaked with code 0 on legacy",
      "09_stateless_wire (error shapes)"),
+    ("Transport", "HTTP: refuse a foreign Origin or Host; bind to 127.0.0.1 when local",
+     "09_stateless_wire (stdio or HTTP)"),
+    ("Transport", "HTTP: TLS for every remote server", NOT_SHOWN),
     ("Limits and timeouts", "page, item and time budgets end every walk",
      "01_pagination, 02_cursor_failures"),
     ("Limits and timeouts", "input_required rounds are capped (input_required_max_rounds)",
      "10_stateless_cache (input_required)"),
     ("Limits and timeouts", "every lab has a request and a lab budget; no server outlives its lab",
      "00_orientation"),
+    ("Limits and timeouts", "rate and concurrency limits per caller", NOT_SHOWN),
+    ("Supply chain", "pinned dependencies: expectations refuse another SDK version",
+     "07_envelope_client (sdk_version)"),
     ("Audit", "the wire transcript of every lab, both directions, in order",
      "00_orientation, 09_stateless_wire"),
     ("Audit", "server-side request audits compared exactly with fixed expectations",
      "04_schema_cache, 08_snapshot_bundles"),
+    ("Recovery", "idempotency keys, so a retried call with side effects acts once", NOT_SHOWN),
 )
 
 
@@ -166,4 +178,4 @@ def checklist_table() -> Table:
             rows.append([item, ""])
             previous = item
         rows.append(["  " + practice, _chapter_numbers(lab)])
-    return Table(["item, and what it means in practice", "shown in chapter"], rows)
+    return Table(["item, and what it means in practice", "shown in"], rows)

@@ -83,6 +83,9 @@ async def test_hostile_mode_legacy(case):
             assert len(lab.swept) == MODES[case]["swept"], lab.swept
         if "noise" in MODES[case]:
             assert lab.noise == MODES[case]["noise"]
+        if "stderr_lines" in MODES[case]:
+            logged = [line for line in lab.stderr.splitlines() if line.startswith("hostile:")]
+            assert logged == MODES[case]["stderr_lines"]
 
 
 @pytest.mark.parametrize("case", BOTH_ERAS)

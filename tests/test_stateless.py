@@ -17,7 +17,7 @@ from course_lib.labs import pid_alive as alive
 from course_lib.loopback import serve_http
 from course_lib.paths import fixture
 from course_lib.raw import INITIALIZE, envelope, enveloped, error_of, raw_lines
-from course_lib.stateless import CHECKLIST, call_by_hand, checklist_table, client_listing, read_state, tamper
+from course_lib.stateless import CHECKLIST, NOT_SHOWN, call_by_hand, checklist_table, client_listing, read_state, tamper
 
 pytestmark = pytest.mark.anyio
 
@@ -363,14 +363,22 @@ async def test_no_server_outlives_a_failing_block():
 
 def test_checklist_links_only_course_chapters():
     chapters = {"00_orientation", "01_pagination", "02_cursor_failures", "04_schema_cache",
-                "06_resources_and_uris", "08_snapshot_bundles", "09_stateless_wire",
+                "06_resources_and_uris", "07_envelope_client", "08_snapshot_bundles", "09_stateless_wire",
                 "10_stateless_cache"}
     items = {item for item, _, _ in CHECKLIST}
     assert items == {"Authorise every call", "Least privilege and approval", "Untrusted input", "Untrusted output",
-                     "Limits and timeouts", "Audit"}
+                     "Transport", "Limits and timeouts", "Supply chain", "Audit", "Recovery"}
     for _, _, lab in CHECKLIST:
+        if lab == NOT_SHOWN:  # said plainly, never linked to a chapter that does not run it
+            continue
         linked = {part.split(" (")[0].strip() for part in lab.split(",")}
         assert linked <= chapters, lab
+    practices = {practice for _, practice, _ in CHECKLIST}
+    # the items of the source article's checklist that no lab runs are there, labelled as such
+    for topic in ("audience, scope, expiry", "TLS", "rate and concurrency", "idempotency keys"):
+        rows = [lab for _, practice, lab in CHECKLIST if topic in practice]
+        assert rows == [NOT_SHOWN], topic
+    assert any("Origin" in p for p in practices) and any("pinned" in p for p in practices)
 
 
 def test_checklist_fits_a_projector():

@@ -8,7 +8,9 @@ the protocol):
 * ``grandchild``     -- starts a helper in a new session (``setsid``) and forgets it;
 * ``group-helper``   -- starts a helper that stays in its process group and forgets it;
 * ``helper-ignores-term`` -- the same, with a helper that ignores SIGTERM;
-* ``ignore-term``    -- ignores SIGTERM and keeps running after its stdin closes.
+* ``ignore-term``    -- ignores SIGTERM and keeps running after its stdin closes;
+* ``print``          -- its ``tools/list`` handler calls ``print()``, as a careless server does
+  (2.3.0's ``stdio_server`` diverts it to stderr; chapter 13 runs the same bug on SDK 1.29.0).
 
 A helper has set itself up (its own session, SIGTERM ignored, as its mode says) and its pid is
 in the lab file ``helper.pid`` before the server serves. ``--http`` serves these modes on Streamable HTTP at
@@ -49,7 +51,7 @@ from course_lib.servers._base import lab_file, parser, serve
 HELPERS = {"grandchild": {"new_session": True, "ignore_term": False},
            "group-helper": {"new_session": False, "ignore_term": False},
            "helper-ignores-term": {"new_session": False, "ignore_term": True}}
-SDK_MODES = ("crash", "hang", *HELPERS, "ignore-term")
+SDK_MODES = ("crash", "hang", *HELPERS, "ignore-term", "print")
 RAW_MODES = ("noise", "bad-frame", "huge-page", "bad-tool", "snake-cursor", "spawn-and-exit")
 MODES = SDK_MODES + RAW_MODES
 PAGES = (("alpha",), (), ("beta", "gamma"))
@@ -114,6 +116,8 @@ def build(mode: str) -> Server:
             os._exit(3)
         if mode == "hang" and index == 2:
             await anyio.sleep_forever()
+        if mode == "print":
+            print(f"hostile: listing page {index + 1}")  # the bug: a log line meant for stdout
         return types.ListToolsResult.model_validate(page_json(index), by_name=False)
 
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:

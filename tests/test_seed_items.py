@@ -1,0 +1,124 @@
+"""Every item of the three source articles points at the chapter cell that executes it.
+
+``fixtures/seed_items.json`` is written by hand: one entry per concrete scenario, failure
+mode, rule, fixture, regression test, checklist entry or claim of an article, with the
+chapter and the cell id that runs it, and a short ``evidence`` string that the cell's
+source or stored output must contain. An item the course deliberately does not run carries
+a ``label`` that says why instead of a cell; an item nobody runs yet carries ``gap`` (the
+chapter it belongs in) and fails here until a cell takes it over.
+
+Only the committed notebooks are read; nbval re-executes them, so a stored output is the
+output. ``python tests/test_seed_items.py`` prints the table the README includes.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from course_lib.tooling.regen import cell_text  # noqa: E402
+
+FIXTURE = ROOT / "fixtures" / "seed_items.json"
+NOTEBOOKS = ROOT / "notebooks"
+README = ROOT / "README.md"
+BEGIN, END = "<!-- seed-items -->", "<!-- /seed-items -->"
+ARTICLES = {"01", "02", "03"}
+REQUIRED = ("id", "article", "section", "item")
+
+
+def load_items() -> list[dict]:
+    return json.loads(FIXTURE.read_text(encoding="utf-8"))
+
+
+ITEMS = load_items()
+_notebooks: dict[str, object] = {}
+
+
+def notebook(name: str):
+    if name not in _notebooks:
+        path = NOTEBOOKS / f"{name}.ipynb"
+        _notebooks[name] = nbformat.read(path, as_version=4) if path.exists() else None
+    return _notebooks[name]
+
+
+def markdown_table(items: list[dict] | None = None) -> str:
+    """The README table: article | item | chapter cell (or why the course does not run it)."""
+    rows = ["| article | item | chapter cell |", "|---|---|---|"]
+    for x in ITEMS if items is None else items:
+        where = (f"`{x['notebook']}` · `{x['cell']}`" if x.get("cell")
+                 else f"not yet run (belongs in `{x['gap']}`)" if x.get("gap")
+                 else x["label"])
+        item = x["item"].replace("|", "\\|")
+        rows.append(f"| {x['article']} | {item} | {where.replace('|', chr(92) + '|')} |")
+    return "\n".join(rows)
+
+
+def test_the_fixture_is_well_formed():
+    assert isinstance(ITEMS, list) and ITEMS, "the fixture must be a non-empty list"
+    ids = [x.get("id") for x in ITEMS]
+    assert len(ids) == len(set(ids)), f"duplicate ids: {sorted({i for i in ids if ids.count(i) > 1})}"
+    for x in ITEMS:
+        for key in REQUIRED:
+            assert isinstance(x.get(key), str) and x[key].strip(), f"{x.get('id')}: no {key}"
+        assert x["article"] in ARTICLES, f"{x['id']}: unknown article {x['article']!r}"
+        assert re.fullmatch(rf"a{x['article']}-\d\d", x["id"]), f"{x['id']}: id must be aNN-NN"
+        if x.get("cell") is None:
+            assert isinstance(x.get("label"), str) and x["label"].strip(), \
+                f"{x['id']}: an item without a cell needs a label that says why"
+            assert "notebook" not in x and "evidence" not in x, f"{x['id']}: label items name no cell"
+        else:
+            assert isinstance(x.get("notebook"), str) and x["notebook"], f"{x['id']}: no notebook"
+            assert "label" not in x and "gap" not in x, f"{x['id']}: a mapped item has no label"
+            assert x.get("evidence") is None or (isinstance(x["evidence"], str) and x["evidence"]), \
+                f"{x['id']}: evidence is null or a non-empty string"
+
+
+@pytest.mark.parametrize("item", ITEMS, ids=[x["id"] for x in ITEMS])
+def test_the_item_runs_in_its_cell(item):
+    if item.get("gap"):
+        pytest.fail(f"{item['id']} is run by no cell yet; it belongs in {item['gap']}: {item['item']}")
+    if item.get("cell") is None:
+        return  # deliberately not run; the label (checked above) says why
+    nb = notebook(item["notebook"])
+    assert nb is not None, f"{item['id']}: notebooks/{item['notebook']}.ipynb does not exist"
+    cells = [c for c in nb.cells if c.get("id") == item["cell"]]
+    assert cells, f"{item['id']}: {item['notebook']} has no cell with id {item['cell']!r}"
+    (cell,) = cells
+    where = f"{item['id']}: {item['notebook']} cell {item['cell']}"
+    assert cell.cell_type == "code", f"{where} is a {cell.cell_type} cell, not a code cell"
+    assert cell.get("execution_count") is not None, f"{where} was never executed"
+    assert cell.outputs, f"{where} has no output"
+    errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+    assert not errors, f"{where} stored an error: {errors[0].get('ename')}"
+    if item.get("evidence") is not None:
+        assert item["evidence"] in cell.source or item["evidence"] in cell_text(cell), \
+            f"{where}: neither its source nor its output contains {item['evidence']!r}"
+
+
+def test_the_readme_table_matches_the_fixture():
+    text = README.read_text(encoding="utf-8")
+    if BEGIN not in text and END not in text:
+        pytest.skip("the README has no seed-items markers yet")
+    assert text.count(BEGIN) == 1 and text.count(END) == 1, "exactly one pair of seed-items markers"
+    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    assert start <= end, "the seed-items markers are in the wrong order"
+    assert text[start:end].strip() == markdown_table(), \
+        "the README's seed-items table differs: paste `python tests/test_seed_items.py` between the markers"
+
+
+def test_the_table_names_every_item_once():
+    lines = markdown_table().splitlines()[2:]
+    assert len(lines) == len(ITEMS)
+    for line, x in zip(lines, ITEMS):
+        assert line.startswith(f"| {x['article']} | ") and (x.get("cell") or "not") in line
+
+
+if __name__ == "__main__":
+    print(markdown_table())
