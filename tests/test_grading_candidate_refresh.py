@@ -1,9 +1,9 @@
-"""Chapter 5's candidate grader: the chapter's probes judge the student's context manager."""
+"""Chapter 5's candidate grader: the chapter's probes judge the student's retrying context manager."""
 from contextlib import asynccontextmanager
 
 import pytest
 
-from course_lib import walk
+from course_lib import CatalogError, walk
 from course_lib.grading.candidate_refresh import grade_candidate
 from course_lib.refresh import Ready
 from course_lib.walker import Catalog
@@ -71,25 +71,59 @@ async def never_closes(active, open_candidate):
     yield Ready(lab, await walk(lab))
 
 
+@asynccontextmanager
+async def never_retries(active, open_candidate):
+    """Chapter 4's candidate: correct, but one rejected walk is the end of it."""
+    async with open_candidate() as lab:
+        yield Ready(lab, await walk(lab))
+
+
+@asynccontextmanager
+async def retries_while_the_first_runs(active, open_candidate):
+    async with open_candidate() as first:
+        try:
+            catalog = await walk(first)
+        except CatalogError:
+            async with open_candidate() as lab:  # the rejected candidate is still running
+                yield Ready(lab, await walk(lab))
+                return
+        yield Ready(first, catalog)
+
+
+@asynccontextmanager
+async def retries_until_it_works(active, open_candidate):
+    for _ in range(5):
+        async with open_candidate() as lab:
+            try:
+                catalog = await walk(lab)
+            except CatalogError:
+                continue
+            yield Ready(lab, catalog)
+            return
+    raise RuntimeError("no complete candidate")
+
+
 async def not_a_context_manager(active, open_candidate):
     async with open_candidate() as lab:
         return await walk(lab)
 
 
 class ClassCandidate:
-    """A correct candidate without @asynccontextmanager: __aenter__ and __aexit__ by hand."""
+    """A correct retrying candidate without @asynccontextmanager: __aenter__ and __aexit__ by hand."""
 
     def __init__(self, active, open_candidate):
-        self.opened = open_candidate()
+        self.open_candidate = open_candidate
 
     async def __aenter__(self):
-        lab = await self.opened.__aenter__()
-        try:
-            catalog = await walk(lab, max_pages=8)
-        except BaseException as exc:
-            await self.opened.__aexit__(type(exc), exc, exc.__traceback__)
-            raise
-        return catalog  # the Catalog itself is accepted too
+        for attempt in (1, 2):
+            self.opened = self.open_candidate()
+            lab = await self.opened.__aenter__()
+            try:
+                return await walk(lab, max_pages=8)  # the Catalog itself is accepted too
+            except BaseException as exc:
+                await self.opened.__aexit__(type(exc), exc, exc.__traceback__)
+                if attempt == 2 or not isinstance(exc, CatalogError):
+                    raise
 
     async def __aexit__(self, exc_type, exc, tb):
         await self.opened.__aexit__(exc_type, exc, tb)
@@ -99,7 +133,7 @@ class ClassCandidate:
 async def test_the_untouched_starter_scores_zero():
     card = await grade_candidate(starter)
     assert not any(v.passed for v in card.verdicts), card.text()
-    assert len(card.verdicts) == 4
+    assert len(card.verdicts) == 5
     for v in card.verdicts:
         assert v.observed == "your code crashed: NotImplementedError: your candidate here"
 
@@ -112,9 +146,9 @@ def reference(name):
 
 
 async def test_the_reference_passes_in_both_eras():
-    card = await grade_candidate(reference("reference_my_candidate"))
+    card = await grade_candidate(reference("reference_my_retrying_candidate"))
     assert card.passed, card.text()
-    assert [v.scenario.era for v in card.verdicts] == ["both"] * 4
+    assert [v.scenario.era for v in card.verdicts] == ["both"] * 5
 
 
 async def test_a_class_with_aenter_and_aexit_passes():
@@ -123,17 +157,22 @@ async def test_a_class_with_aenter_and_aexit_passes():
 
 
 @pytest.mark.parametrize("solution, failing, control, observed", [
-    (publishes_page_1, "failed candidate", "failed candidate", "[candidate_never_yields]"),
+    (publishes_page_1, "gives up after one retry", "gives up after one retry", "[candidate_never_yields]"),
     (publishes_page_1, "caller failure", "caller failure", "[candidate_complete]"),
-    (swallows_the_catalog_error, "failed candidate", "accepted candidate", "[candidate_never_yields]"),
+    (swallows_the_catalog_error, "gives up after one retry", "accepted candidate", "[candidate_never_yields]"),
     (swallows_the_caller_exception, "caller failure", "accepted candidate", "[caller_failure_propagates]"),
-    (closes_after_raising, "failed candidate", "accepted candidate", "[candidate_closed_before_error]"),
+    (closes_after_raising, "gives up after one retry", "accepted candidate",
+     "[candidate_closed_before_error]"),
     (closes_after_raising, "active untouched", "caller failure", "[candidate_closed_before_error]"),
     (walks_the_active_session, "active untouched", "active untouched", "[active_untouched]"),
     (walks_the_active_session, "accepted candidate", "accepted candidate", "[active_untouched]"),
     (never_closes, "caller failure", "caller failure", "[candidate_closed_after_caller_failure]"),
     (never_closes, "accepted candidate", "accepted candidate", "[closed_after_context]"),
     (not_a_context_manager, "accepted candidate", "accepted candidate", "your code crashed: TypeError"),
+    (never_retries, "retry recovers", "active untouched", "[retried_once]"),
+    (never_retries, "gives up after one retry", "caller failure", "[retried_once]"),
+    (retries_while_the_first_runs, "retry recovers", "accepted candidate", "[one_candidate_at_a_time]"),
+    (retries_until_it_works, "gives up after one retry", "retry recovers", "[candidate_never_yields]"),
 ])
 async def test_wrong_context_managers_are_flagged_at_the_named_check(solution, failing, control, observed):
     card = await grade_candidate(solution, only=[failing] + ([control] if control != failing else []))

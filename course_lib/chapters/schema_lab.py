@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 from course_lib.refresh import candidate
@@ -105,15 +106,43 @@ async def rejected_refresh(lab: Lab) -> str:
     require(False, "refresh_rejected", "bad catalog accepted: the refresh repeats a tool name")
 
 
-async def refresh_must_fail(era: str, name: str, *, active: Lab | None = None):
+class Opener:
+    """``open_candidate()`` for a context manager written in cells: ``connect(server, **options)``
+    each time it is called, remembering the last lab so that a scenario can read it afterwards."""
+
+    def __init__(self, server, **options):
+        self.server, self.options, self.lab = server, options, None
+
+    @asynccontextmanager
+    async def __call__(self):
+        async with connect(self.server, **self.options) as lab:
+            self.lab = lab
+            yield lab
+
+    @property
+    def closed(self) -> bool:
+        return self.lab is None or self.lab.returncode is not None
+
+
+def _candidate(era: str, name: str, refresh=None):
+    """(the context manager, what shows its lab and ``closed``): ``candidate`` unless ``refresh``,
+    a context manager written in cells called as ``refresh(open_candidate)``, is given."""
+    if refresh is None:
+        made = candidate("schema", fixture=fixture(name), era=era, **BUDGET)
+        return made, made
+    opener = Opener("schema", fixture=fixture(name), era=era, **BUDGET)
+    return refresh(opener), opener
+
+
+async def refresh_must_fail(era: str, name: str, *, active: Lab | None = None, refresh=None):
     """Returns ``(reason, candidate, active_untouched)``."""
     # A candidate refresh that must be rejected: closed before the error, nothing yielded.
     frames_before = None if active is None else len(active.wire)
-    refresh = candidate("schema", fixture=fixture(name), era=era, **BUDGET)
+    manager, refresh = _candidate(era, name, refresh)
     yielded = False
     reason = None
     try:
-        async with refresh:
+        async with manager:
             yielded = True
     except CatalogError as exc:
         require(refresh.closed, "candidate_closed_before_error",
@@ -152,12 +181,12 @@ async def _in_place(name: str, era: str) -> Run:
     return Run(name, era, observed, {"server": audit_of(lab)}, {"server": lab})
 
 
-async def _isolated(scenario: str, era: str, active_name: str) -> Run:
+async def _isolated(scenario: str, era: str, active_name: str, refresh=None) -> Run:
     async with connect("schema", fixture=fixture(active_name), era=era, **BUDGET) as active:
         saved = await walk(active)
         before = snapshot(saved)
         first = await call_outcome(active)
-        reason, refresh, untouched = await refresh_must_fail(era, "candidate", active=active)
+        reason, refresh, untouched = await refresh_must_fail(era, "candidate", active=active, refresh=refresh)
         observed = {"before_call": first, "refresh": reason,
                     "candidate_closed_before_active_call": refresh.closed,
                     "active_untouched_by_candidate": untouched}
@@ -167,11 +196,12 @@ async def _isolated(scenario: str, era: str, active_name: str) -> Run:
                {"active": active, "candidate": refresh.lab})
 
 
-async def _accepted(scenario: str, era: str, name: str) -> Run:
-    refresh = candidate("schema", fixture=fixture(name), era=era, **BUDGET)
-    async with refresh as ready:
-        observed = {"names": ready.catalog.names, "page_sizes": list(ready.catalog.page_sizes),
-                    "call": await call_outcome(ready.lab)}
+async def _accepted(scenario: str, era: str, name: str, refresh=None) -> Run:
+    manager, refresh = _candidate(era, name, refresh)
+    async with manager as ready:
+        ready_catalog = getattr(ready, "catalog", ready)
+        observed = {"names": ready_catalog.names, "page_sizes": list(ready_catalog.page_sizes),
+                    "call": await call_outcome(refresh.lab)}
     observed["closed_after_context"] = refresh.closed
     return Run(scenario, era, observed, {"candidate": audit_of(refresh.lab)}, {"candidate": refresh.lab})
 
@@ -207,18 +237,22 @@ async def _cache_reabsorb(era: str) -> Run:
     return Run("cache_reabsorb", era, observed, {"server": audit_of(lab)}, {"server": lab})
 
 
-async def run(scenario: str, era: str = "legacy") -> Run:
-    """Run one scenario in one era on real servers (nothing is compared yet)."""
+async def run(scenario: str, era: str = "legacy", refresh=None) -> Run:
+    """Run one scenario in one era on real servers (nothing is compared yet).
+
+    ``refresh``: a candidate context manager written in cells, called as ``refresh(open_candidate)``;
+    the candidate scenarios use it instead of ``course_lib.refresh.candidate``.
+    """
     if scenario in ("in_place_integer", "in_place_no_schema"):
         return await _in_place(scenario, era)
     if scenario == "isolated_failed_candidate":
-        return await _isolated(scenario, era, "active")
+        return await _isolated(scenario, era, "active", refresh)
     if scenario == "isolated_retains_validation":
-        return await _isolated(scenario, era, "active_invalid")
+        return await _isolated(scenario, era, "active_invalid", refresh)
     if scenario == "accepted_candidate":
-        return await _accepted(scenario, era, "candidate_success")
+        return await _accepted(scenario, era, "candidate_success", refresh)
     if scenario == "accepted_candidate_validates":
-        return await _accepted(scenario, era, "candidate_success_invalid")
+        return await _accepted(scenario, era, "candidate_success_invalid", refresh)
     if scenario == "pruned":
         return await _pruned(era)
     if scenario in ("page2_before_listing", "page2_after_walk"):

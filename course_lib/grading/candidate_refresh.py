@@ -1,18 +1,21 @@
-"""Chapter 5's exercise grader: a student's candidate refresh, judged by the chapter's own probes.
+"""Chapter 5's exercise grader: a student's retrying candidate refresh, judged by the chapter's probes.
 
-The student writes ``my_candidate(active, open_candidate)``, an async context manager like
-``course_lib.refresh.candidate``: ``open_candidate()`` is ``connect(...)`` for the candidate's own
-server process and session (the options are bound by the grader); ``active`` is the lab in use,
-passed only so that the grader can see it stays untouched. Used as
-``async with my_candidate(active, open_candidate) as ready:``, it must yield only a complete
-catalog (``Ready(lab, catalog)`` or the ``Catalog``), close the candidate before a walk's error
-leaves it, let the caller's exception propagate after closing, and send nothing on ``active``.
+The student writes ``my_retrying_candidate(active, open_candidate)``, an async context manager
+like ``course_lib.refresh.candidate`` that tries once more: ``open_candidate()`` is ``connect(...)``
+for a candidate's own server process and session (the options are bound by the grader; the n-th
+call may start a server with another fixture); ``active`` is the lab in use, passed only so that
+the grader can see it stays untouched. Used as ``async with my_retrying_candidate(active,
+open_candidate) as ready:``, it must yield only a complete catalog (``Ready(lab, catalog)`` or the
+``Catalog``); when a candidate's walk is rejected, close it and walk exactly one new candidate;
+let the second rejection's error out only after closing; never hold two candidates at once; let
+the caller's exception propagate after closing, without retrying; and send nothing on ``active``.
 
 Each scenario is one of the negative-control probes of ``course_lib.chapters.schema_lab``
-(``probe_failed_candidate``, ``probe_caller_failure``, ``probe_accepted_candidate``, and
-``probe_in_place``'s question asked of a candidate: does a rejected refresh change the active
-session?), rewritten to take the student's context manager as a parameter. A row passes only
-if its probe passes; a failure names the probe's check (``[candidate_never_yields] ...``).
+(``probe_caller_failure``, ``probe_accepted_candidate``, and ``probe_in_place``'s question asked
+of a candidate: does a rejected refresh change the active session?), rewritten to take the
+student's context manager as a parameter, plus two probes of the retry (``probe_retry_recovers``,
+``probe_retry_gives_up``). A row passes only if its probe passes; a failure names the probe's
+check (``[candidate_never_yields] ...``).
 The candidate's processes are opened by the grader's ``open_candidate``, which records every
 lab, so "closed" means the process has exited; whatever the student leaves open is closed
 after the row. The battery is ``fixtures/grading/candidate.json``, written by hand.
@@ -77,9 +80,14 @@ class CandidateHandle:
         self._entered = True
         ready = anyio.Event()
 
+        # The n-th candidate's server; a candidate still running when the next one opens is noted.
+        options = dict(self._opener.options, fixture=self._opener.fixture_for(len(self._opener.labs)))
+        if any(lab.returncode is None for lab in self._opener.labs):
+            self._opener.overlapped = True
+
         async def hold() -> None:
             try:
-                async with connect(**self._opener.options) as lab:
+                async with connect(**options) as lab:
                     self.lab = lab
                     self._opener.labs.append(lab)
                     ready.set()
@@ -110,11 +118,16 @@ class CandidateHandle:
 class CandidateOpener:
     """``open_candidate``: every lab it started, and whether all of them have exited."""
 
-    def __init__(self, task_group, **options: Any):
+    def __init__(self, task_group, *, fixtures: list, **options: Any):
         self.task_group = task_group
         self.options = options
+        self.fixtures = fixtures  # the n-th candidate's fixture; the last one repeats
+        self.overlapped = False   # a candidate opened while an earlier one still ran
         self.labs: list = []
         self._handles: list[CandidateHandle] = []
+
+    def fixture_for(self, index: int):
+        return self.fixtures[min(index, len(self.fixtures) - 1)]
 
     def __call__(self) -> CandidateHandle:
         handle = CandidateHandle(self)
@@ -162,7 +175,7 @@ def _open(make, active, opener: CandidateOpener):
     if not (hasattr(manager, "__aenter__") and hasattr(manager, "__aexit__")):
         if hasattr(manager, "close") and hasattr(manager, "cr_code"):
             manager.close()  # a coroutine: an async def without @asynccontextmanager
-        raise TypeError(f"my_candidate(...) returned {type(manager).__name__}, not an async context "
+        raise TypeError(f"my_retrying_candidate(...) returned {type(manager).__name__}, not an async context "
                         "manager (decorate it with @asynccontextmanager, or give it __aenter__/__aexit__)")
     return manager
 
@@ -174,6 +187,12 @@ def _require_untouched(active, frames_before: int) -> None:
 
 def _require_opened(opener: CandidateOpener) -> None:
     require(opener.labs, "candidate_opened", "no candidate was opened: open_candidate() was never entered")
+
+
+def _require_candidates(opener: CandidateOpener, count: int, why: str) -> None:
+    require(not opener.overlapped, "one_candidate_at_a_time",
+            "a new candidate was opened while the previous one still ran")
+    require(len(opener.labs) == count, "retried_once", f"opened {len(opener.labs)} candidate(s); {why}")
 
 
 async def _refused_refresh(make, active, opener: CandidateOpener, frames_before: int):
@@ -230,9 +249,11 @@ async def probe_caller_failure(make, active, opener: CandidateOpener, era: str) 
     require(propagated, "caller_failure_propagates", "caller failure was swallowed by the candidate")
     require(opener.closed, "candidate_closed_after_caller_failure", "candidate process still running")
     _require_untouched(active, frames_before)
+    _require_candidates(opener, 1, "the caller's exception is no reason to refresh again")
 
 
-async def probe_accepted_candidate(make, active, opener: CandidateOpener, era: str, oracle: str) -> None:
+async def probe_accepted_candidate(make, active, opener: CandidateOpener, era: str, oracle: str,
+                                   attempts: int = 1) -> None:
     """``schema_lab.probe_accepted_candidate`` (both oracles) on the student's context manager."""
     frames_before = _sent(active)
     async with _open(make, active, opener) as ready:
@@ -243,7 +264,32 @@ async def probe_accepted_candidate(make, active, opener: CandidateOpener, era: s
     observed["closed_after_context"] = opener.closed
     _require_untouched(active, frames_before)
     require(opener.closed, "closed_after_context", "candidate process still running after the block")
+    _require_candidates(opener, attempts, "expected " + ("one: the first walk was complete" if attempts == 1
+                                                         else "two: one rejected walk, one retry"))
     schema_lab.check(schema_lab.Run(oracle, era, observed, {"candidate": schema_lab.audit_of(opener.lab)}))
+
+
+async def probe_retry_recovers(make, active, opener: CandidateOpener, era: str, oracle: str) -> None:
+    """The first candidate's walk is rejected, the second is complete: adopt the second."""
+    try:
+        await probe_accepted_candidate(make, active, opener, era, oracle, attempts=2)
+    except CatalogError as exc:
+        require(False, "retried_once", f"the walk's CatalogError ({exc.reason}) left your context manager "
+                f"after {len(opener.labs)} candidate(s): the rejected refresh was not retried")
+
+
+async def probe_retry_gives_up(make, active, opener: CandidateOpener, era: str) -> None:
+    """Every candidate's walk but the third is rejected: refuse after exactly one retry."""
+    frames_before = _sent(active)
+    yielded, reason, closed_at_error = await _refused_refresh(make, active, opener, frames_before)
+    if not yielded:
+        _require_opened(opener)
+    require(not yielded, "candidate_never_yields", "candidate yielded a catalog after a second rejected walk")
+    require(reason is not None, "candidate_rejected", "the block ended without the walk's CatalogError")
+    require(closed_at_error, "candidate_closed_before_error", "candidate process still running when its error arrived")
+    _require_untouched(active, frames_before)
+    _require_candidates(opener, 2, "a rejected refresh is retried exactly once")
+    require(reason == "duplicate_name", "candidate_rejected", f"candidate failed for another reason: {reason}")
 
 
 async def probe_in_place(make, active, opener: CandidateOpener, era: str, oracle: str) -> dict:
@@ -267,12 +313,13 @@ async def probe_in_place(make, active, opener: CandidateOpener, era: str, oracle
 
 
 PROBES = {"probe_failed_candidate": probe_failed_candidate, "probe_caller_failure": probe_caller_failure,
-          "probe_accepted_candidate": probe_accepted_candidate, "probe_in_place": probe_in_place}
+          "probe_accepted_candidate": probe_accepted_candidate, "probe_in_place": probe_in_place,
+          "probe_retry_recovers": probe_retry_recovers, "probe_retry_gives_up": probe_retry_gives_up}
 
 
 async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
                           eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
-    """Grade ``my_candidate(active, open_candidate)`` (an async context manager) with the probes."""
+    """Grade ``my_retrying_candidate(active, open_candidate)`` (an async context manager)."""
     title, scenarios, spec = load_battery(battery)
     scenarios = select(scenarios, only, None)
     era_list = [era for era in spec["era_list"] if eras is None or era in eras]
@@ -286,8 +333,10 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
         probe = PROBES[entry["probe"]]
         oracle = (entry["oracle"],) if "oracle" in entry else ()
         async with anyio.create_task_group() as tg:
-            opener = CandidateOpener(tg, server=s.server, fixture=_fixture(entry["candidate_fixture"]),
-                                     era=era, lab_timeout=budget + 60, **schema_lab.BUDGET)
+            named = entry["candidate_fixture"]
+            fixtures = [_fixture(n) for n in ([named] if isinstance(named, str) else named)]
+            opener = CandidateOpener(tg, fixtures=fixtures, server=s.server, era=era,
+                                     lab_timeout=budget + 60, **schema_lab.BUDGET)
             try:
                 active_fixture = _fixture(entry.get("active_fixture", spec["active_fixture"]))
                 async with connect("schema", fixture=active_fixture, era=era, lab_timeout=budget + 60,
