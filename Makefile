@@ -15,10 +15,13 @@ export PYTHONDONTWRITEBYTECODE := 1
 
 # The set-up also installs chapter 11's peers (Node.js MCP clients and servers) exactly as locked
 # in fixtures/peers/package-lock.json, with the npm of the pinned Node.js wheel: no global install.
-$(STAMP): pyproject.toml .ci/constraints.txt fixtures/peers/package.json fixtures/peers/package-lock.json
+# And a second interpreter, .venv-sdk129, with mcp==1.29.0 (the source articles' version) pinned in
+# .ci/constraints-sdk129.txt: the chapters that compare SDK versions run a real 1.29.0 peer from it.
+$(STAMP): pyproject.toml .ci/constraints.txt .ci/constraints-sdk129.txt fixtures/peers/package.json fixtures/peers/package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c .ci/constraints.txt -e '.[test]'
 	$(BIN)/python -m course_lib.chapters.peers_lab install
+	$(BIN)/python -m course_lib.sdk129 install
 	touch $@
 
 ## lab: set up and open the student copy of the course (student/, no solutions) in JupyterLab;
@@ -82,4 +85,4 @@ lock:
 
 ## clean: remove what the tooling builds (never student/: it holds the students' work)
 clean:
-	rm -rf $(VENV) .pytest_cache slides bench-results screenshots
+	rm -rf $(VENV) .venv-sdk129 .pytest_cache slides bench-results screenshots

@@ -1,0 +1,134 @@
+"""A real SDK 1.29.0 peer, from the second pinned environment ``.venv-sdk129``.
+
+The source articles were written for ``mcp==1.29.0``; where a chapter compares that version with
+2.3.0 it runs a real 1.29.0 server or client rather than quoting one. The set-up (``make``) builds
+``.venv-sdk129`` from ``.ci/constraints-sdk129.txt``; the 1.29.0 programs are the two scripts in
+``course_lib/sdk129_peers/`` and run only in that interpreter.
+
+* ``server_argv("atlas")`` -- the command line of the atlas documents served by 1.29.0; start it
+  with ``connect(server_argv("atlas"))`` (a 2.3.0 client against a 1.29.0 server).
+* ``await client(server, ops)`` -- a 1.29.0 ``ClientSession`` against ``server`` (a course server
+  name, or an argv), performing ``ops`` in one session; returns one result dict per op, then a
+  ``{"op": "session", "noise": [...]}`` entry (see ``sdk129_peers/client.py``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import anyio
+import psutil
+
+from course_lib.errors import CourseError, LabTimeout
+from course_lib.paths import PACKAGE, ROOT
+
+VENV = ROOT / ".venv-sdk129"
+PEERS = PACKAGE / "sdk129_peers"
+SERVERS = {"atlas": PEERS / "atlas.py"}
+VERSION = "1.29.0"
+
+
+class PeerMissing(CourseError):
+    """The 1.29.0 environment is not installed (``make`` builds it; see the README)."""
+
+    reason = "peer_missing"
+
+
+def python() -> Path:
+    """The 1.29.0 interpreter; ``PeerMissing`` when the set-up has not built it."""
+    exe = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not exe.exists():
+        raise PeerMissing(f"no SDK {VERSION} environment at {VENV.name}/: run `make lab` or "
+                          "`make test` once (they build it from .ci/constraints-sdk129.txt)")
+    return exe
+
+
+def available() -> bool:
+    return (VENV / "bin" / "python").exists() or (VENV / "Scripts" / "python.exe").exists()
+
+
+def server_argv(name: str) -> list[str]:
+    """The command line of a 1.29.0 server (``atlas``)."""
+    if name not in SERVERS:
+        raise ValueError(f"no SDK {VERSION} server named {name!r}; known: {', '.join(SERVERS)}")
+    return [str(python()), str(SERVERS[name])]
+
+
+def _stop(proc_pid: int) -> None:
+    """End the client and everything it started (its server too), on every platform."""
+    try:
+        parent = psutil.Process(proc_pid)
+        family = parent.children(recursive=True) + [parent]
+    except psutil.NoSuchProcess:
+        return
+    for p in family:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(family, timeout=5)
+
+
+async def client(server: str | Sequence[str], ops: list[dict], *, mode: str | None = None,
+                 fixture: str | os.PathLike | None = None, args: Sequence[str] = (),
+                 timeout: float = 60.0) -> list[dict]:
+    """Run ``ops`` in one real 1.29.0 client session against ``server`` over stdio."""
+    from course_lib._runtime.process import course_server_argv, server_env
+
+    exe = python()
+    workdir = Path(tempfile.mkdtemp(prefix="sdk129-"))
+    if isinstance(server, str):
+        command = course_server_argv(server, mode, fixture, args)
+        command[0] = sys.executable  # a course server runs on the course's own SDK (2.3.0)
+    else:
+        command = [str(a) for a in server] + list(args)
+    job = {"command": command, "env": server_env(workdir), "cwd": str(workdir),
+           "errlog": str(workdir / "server-stderr.log"), "ops": ops}
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
+           if k in os.environ}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    proc = await anyio.open_process([str(exe), str(PEERS / "client.py")], env=env, cwd=str(workdir))
+    out, err = bytearray(), bytearray()
+
+    async def drain(stream, into: bytearray) -> None:
+        async for chunk in stream:
+            into.extend(chunk)
+
+    try:
+        with anyio.fail_after(timeout):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(drain, proc.stdout, out)
+                tg.start_soon(drain, proc.stderr, err)
+                await proc.stdin.send(json.dumps(job).encode())
+                await proc.stdin.aclose()
+            code = await proc.wait()
+    except TimeoutError:
+        raise LabTimeout(f"the SDK {VERSION} client did not finish within {timeout:g} s") from None
+    finally:
+        _stop(proc.pid)
+    if code != 0:
+        lines = [l.strip(" |+-") for l in err.decode(errors="replace").splitlines()]
+        causes = [l for l in lines if "Error" in l or "Exception" in l] or lines[-1:] or ["(no stderr)"]
+        raise CourseError(f"the SDK {VERSION} client exited with {code}: {causes[-1][:300]}")
+    return json.loads(out)
+
+
+def install() -> None:
+    """Build ``.venv-sdk129`` with exactly the pins of ``.ci/constraints-sdk129.txt`` (idempotent)."""
+    import subprocess
+
+    constraints = ROOT / ".ci" / "constraints-sdk129.txt"
+    if not available():
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    subprocess.run([str(python()), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    "-r", str(constraints)], check=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["install"]:
+        sys.exit("usage: python -m course_lib.sdk129 install")
+    install()
