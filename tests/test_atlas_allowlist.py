@@ -77,3 +77,34 @@ def test_every_row_on_the_chapters_reference_check():
     is_allowed = reference_solution("06_resources_and_uris.ipynb", "reference_my_is_allowed")
     wrong = [f"row {row['name']!r}" for row in rows_of("chapter") if is_allowed(row["uri"]) != ("allowed" in row["expect"])]
     assert not wrong, "\n".join(wrong)
+
+
+# -- chapter 6's stored tables, held to the hand-written oracle -----------------------------------
+
+def chapter_rows(source_contains: str) -> list[dict[str, str]]:
+    from course_lib.paths import NOTEBOOKS
+    from course_lib.tooling.regen import stored_rows
+
+    return stored_rows(NOTEBOOKS / "06_resources_and_uris.ipynb", source_contains)
+
+
+EXPECTED = json.loads(fixture("atlas", "expected.json").read_text(encoding="utf-8"))
+
+
+def test_the_cell_written_handler_agrees_with_the_atlas_server():
+    rows = [r for r in chapter_rows("by_cell = [await cell_outcome")
+            if not r["URI"].startswith("agree on all")]  # the line under the table is not a row
+    oracle = {row["uri"]: row["sdk_2_3_0"] for row in EXPECTED["uri_rows"] if row["group"] != "normalised"}
+    assert [r["URI"] for r in rows] == list(oracle)
+    assert all(r["cell-written handler"] == r["course_lib (atlas)"] == oracle[r["URI"]] and r["agree"] == "True"
+               for r in rows)
+
+
+def test_the_four_version_pairings_match_the_hand_written_columns():
+    rows = chapter_rows("old_old = [label_129(e)")
+    base = "project://atlas/docs/"
+    want = [[row["uri"].removeprefix(base) or "(the base)", row["sdk_2_3_0"], *[row["sdk_1_29_0"]] * 3]
+            for row in EXPECTED["uri_rows"]]
+    got = [[r["URI sent (after the base)"], r["2.3.0→2.3.0"], r["2.3.0→1.29.0"], r["1.29.0→2.3.0"],
+            r["1.29.0→1.29.0"]] for r in rows]
+    assert got == want

@@ -130,3 +130,19 @@ def test_check_reply_names_the_first_broken_rule(line, reason):
 
 def test_assert_checker_accepts_a_boolean_id_even_without_O():
     assert check_reply_with_asserts(b'{"jsonrpc":"2.0","id":true,"result":{}}', 1)["id"] is True
+
+
+def test_each_checker_alone_in_python_and_python_O():
+    """Chapter 7's side-by-side cell: both checkers on the damaged first replies, in two interpreters."""
+    rows = chapter_rows("side_by_side = []")
+    shown = [(r["damaged reply"], r["interpreter"], r["assert version"], r["explicit version"]) for r in rows]
+    assert shown == [(row["case"], interpreter, row["asserts"][mode], row["explicit"])
+                     for row in ORACLE["checkers_alone"]
+                     for interpreter, mode in (("python", "normal"), ("python -O", "-O"))]
+
+
+def test_the_cell_written_checks_agree_with_check_reply():
+    rows = chapter_rows("agree_rows = []")
+    assert len(rows) == 8  # the seven lines of the chapter's first table and a notification
+    assert all(r["agree"] == "True" and r["cell-written"] in CHECKS + ("accepted",) for r in rows)
+    assert [r["cell-written"] for r in rows].count("accepted") == 1
