@@ -28,6 +28,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import textwrap
 import types
@@ -74,6 +75,9 @@ def _literal(value) -> bool:
     return False
 
 
+_SITE = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+
+
 def _importable(value) -> str | None:
     """``module:qualname`` when the child can import ``value`` by name, else None."""
     module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
@@ -82,7 +86,8 @@ def _importable(value) -> str | None:
     try:
         found = importlib.import_module(module)
         where = Path(getattr(found, "__file__", "") or "").resolve()
-        if where.is_relative_to(ROOT) and not where.is_relative_to(ROOT / "course_lib"):
+        installed = any(where.is_relative_to(Path(p).resolve()) for p in _SITE)  # e.g. ./.venv
+        if where.is_relative_to(ROOT) and not where.is_relative_to(ROOT / "course_lib") and not installed:
             return None  # a module of this folder the child's path does not reach (a test, a script)
         for part in qualname.split("."):
             found = getattr(found, part)
