@@ -106,3 +106,15 @@ def test_a_stored_widget_shows_its_first_state_not_a_placeholder(path):
             data = output.get("data", {})
             if PLACEHOLDER in str(data.get("text/plain", "")):
                 assert "course-widget-still" in str(data.get("text/html", "")), f"cell {i}"
+
+
+def test_the_chapter_map_lists_every_chapter_in_order_with_its_minutes():
+    """Chapter 00's map: one row per chapter, in order, each with the minutes this tool measures."""
+    import re
+
+    (cell,) = [c for c in read(CHAPTERS[0]).cells if c.get("id") == "00-map"]
+    rows = re.findall(r"^\| [^|]+ \| \[(\d\d_\w+)\]\(\1\.ipynb\) \| .+ \| (\d+) \|$", cell.source, re.M)
+    assert [stem for stem, _ in rows] == [p.stem for p in CHAPTERS]
+    for stem, minutes in rows:
+        measured = P.minutes(read(P.chapters()[[p.stem for p in CHAPTERS].index(stem)]))
+        assert abs(int(minutes) - measured) <= 1, (stem, minutes, round(measured))
