@@ -2,10 +2,10 @@
 
 ``fixtures/seed_items.json`` is written by hand: one entry per concrete scenario, failure
 mode, rule, fixture, regression test, checklist entry or claim of an article, with the
-chapter and the cell id that runs it, and a short ``evidence`` string that the cell's
-source or stored output must contain. An item the course deliberately does not run carries
-a ``label`` that says why instead of a cell; an item nobody runs yet carries ``gap`` (the
-chapter it belongs in) and fails here until a cell takes it over.
+chapter and the cell id that runs it, and a short ``evidence`` string (required) that the
+cell's source or stored output must contain. An item the course deliberately does not run
+carries a ``label`` that says why instead of a cell; an item nobody runs yet carries ``gap``
+(the chapter it belongs in) and fails here until a cell takes it over.
 
 Only the committed notebooks are read; nbval re-executes them, so a stored output is the
 output. ``python tests/test_seed_items.py`` prints the table the README includes.
@@ -76,8 +76,8 @@ def test_the_fixture_is_well_formed():
         else:
             assert isinstance(x.get("notebook"), str) and x["notebook"], f"{x['id']}: no notebook"
             assert "label" not in x and "gap" not in x, f"{x['id']}: a mapped item has no label"
-            assert x.get("evidence") is None or (isinstance(x["evidence"], str) and x["evidence"]), \
-                f"{x['id']}: evidence is null or a non-empty string"
+            assert isinstance(x.get("evidence"), str) and x["evidence"].strip(), \
+                f"{x['id']}: a mapped item needs an evidence string"
 
 
 @pytest.mark.parametrize("item", ITEMS, ids=[x["id"] for x in ITEMS])
@@ -94,20 +94,17 @@ def test_the_item_runs_in_its_cell(item):
     where = f"{item['id']}: {item['notebook']} cell {item['cell']}"
     assert cell.cell_type == "code", f"{where} is a {cell.cell_type} cell, not a code cell"
     assert cell.get("execution_count") is not None, f"{where} was never executed"
-    # A cell that only defines the code (a walker, a server) may have no output; then the
-    # evidence must be in its source, which the check below reads either way.
-    assert cell.outputs or item.get("evidence"), f"{where} has no output and no evidence in its source"
     errors = [o for o in cell.outputs if o.get("output_type") == "error"]
     assert not errors, f"{where} stored an error: {errors[0].get('ename')}"
-    if item.get("evidence") is not None:
-        assert item["evidence"] in cell.source or item["evidence"] in cell_text(cell), \
-            f"{where}: neither its source nor its output contains {item['evidence']!r}"
+    # A cell that only defines the code (a walker, a server) may have no output; then the
+    # evidence must be in its source, which this check reads either way.
+    assert isinstance(item.get("evidence"), str) and item["evidence"], f"{where}: no evidence"
+    assert item["evidence"] in cell.source or item["evidence"] in cell_text(cell), \
+        f"{where}: neither its source nor its output contains {item['evidence']!r}"
 
 
 def test_the_readme_table_matches_the_fixture():
     text = README.read_text(encoding="utf-8")
-    if BEGIN not in text and END not in text:
-        pytest.skip("the README has no seed-items markers yet")
     assert text.count(BEGIN) == 1 and text.count(END) == 1, "exactly one pair of seed-items markers"
     start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
     assert start <= end, "the seed-items markers are in the wrong order"
