@@ -9,6 +9,8 @@ the protocol):
 * ``group-helper``   -- starts a helper that stays in its process group and forgets it;
 * ``helper-ignores-term`` -- the same, with a helper that ignores SIGTERM;
 * ``ignore-term``    -- ignores SIGTERM and keeps running after its stdin closes;
+* ``slow-start``     -- sleeps ``SLOW_START`` seconds before it serves, as a server that loads a
+  model or warms a cache does (chapter 13: a start-up needs its own budget);
 * ``print``          -- its ``tools/list`` handler calls ``print()``, as a careless server does
   (2.3.0's ``stdio_server`` diverts it to stderr; chapter 13 runs the same bug on SDK 1.29.0).
 
@@ -51,13 +53,14 @@ from course_lib.servers._base import lab_file, parser, serve
 HELPERS = {"grandchild": {"new_session": True, "ignore_term": False},
            "group-helper": {"new_session": False, "ignore_term": False},
            "helper-ignores-term": {"new_session": False, "ignore_term": True}}
-SDK_MODES = ("crash", "hang", *HELPERS, "ignore-term", "print")
+SDK_MODES = ("crash", "hang", *HELPERS, "ignore-term", "print", "slow-start")
 RAW_MODES = ("noise", "bad-frame", "huge-page", "bad-tool", "snake-cursor", "spawn-and-exit")
 MODES = SDK_MODES + RAW_MODES
 PAGES = (("alpha",), (), ("beta", "gamma"))
 NAMES = frozenset(name for page in PAGES for name in page)
 CURSORS = (None, "page-2", "page-3")  # fixed: these servers are about the process, not the cursor
 HUGE_PAGE = 100_000
+SLOW_START = 3.0  # seconds
 INPUT_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
 MODERN_FIELDS = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
 # A helper that would outlive everything if left alone. It closes the pipe it was given once it
@@ -133,6 +136,8 @@ def serve_sdk(mode: str, http: bool = False) -> int:
         start_helper(keep_stdout=False, **HELPERS[mode])
     if mode == "ignore-term":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if mode == "slow-start":
+        time.sleep(SLOW_START)
     if http:
         from course_lib.servers.modern import serve_http  # noqa: PLC0415 (only an HTTP lab needs it)
 
