@@ -130,6 +130,25 @@ def test_stored_guarded_walk_holds_to_expected():
     assert [mode for mode, *_ in rows] == list(expected)
 
 
+def test_stored_python_sdk_table_holds_to_expected():
+    """The Python SDK's own calls behind the same tap: the bare call, the plain loop, the walker."""
+    (key,) = set(EXPECTED["python sdk"]) - {"about"}
+    expected = EXPECTED["python sdk"][key]
+    title = f"python sdk {key.split('@')[1]}: one list call, and a plain loop over next_cursor"
+    (table,) = [t for t in all_tables() if t["title"] == title]
+    header, *rows = [r for r in table["rows"] if r]
+    assert header == ["mode", "bare list call", "plain loop", "course walk legacy"]
+    walker = {mode: cell for question in EXPECTED["peers"]["course walk"]["legacy"].values()
+              for mode, cell in question.items()}
+    wrong = [f"{mode} / {column}: expected {want!r}, the chapter shows {cell!r}"
+             for mode, *cells in rows
+             for column, cell, want in zip(header[1:], cells, (expected["bare list call"][mode],
+                                                              expected["plain loop"][mode], walker[mode]))
+             if cell != want]
+    assert not wrong, "\n".join(wrong)
+    assert [mode for mode, *_ in rows] == list(expected["plain loop"]) == list(expected["bare list call"])
+
+
 def test_stored_everything_walks_hold_to_expected():
     expected = next(iter(EXPECTED["everything"].values()))
     stored = {}

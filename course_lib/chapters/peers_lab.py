@@ -204,15 +204,38 @@ def server_argv(server: str, mode: str | None = None, fixture: str | os.PathLike
     return course_server_argv(server, mode, fixture)
 
 
+def tapped_argv(log: Path, server: str, mode: str | None = None,
+                fixture: str | os.PathLike | None = None) -> list[str]:
+    """The command line a client is given: the course server behind the tap, which logs to ``log``."""
+    return [sys.executable, str(TAP), str(log), str(CAP), *server_argv(server, mode, fixture)]
+
+
+def tap_frames(log: Path) -> list[dict]:
+    """The client frames (and a cut, if any) the tap logged."""
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def tap_verdict(log: Path, items: list[str], error: Exception | None) -> str:
+    """A table cell for a client run in this process (the Python SDK): what it listed or raised,
+    and the list requests the tap saw."""
+    frames = tap_frames(log)
+    reason = None
+    if error is not None:  # an MCP error by its code, anything else by its type
+        reason = str(error.code) if hasattr(error, "code") else type(error).__name__
+    return verdict(Run(items=tuple(items), error=None if error is None else str(error), reason=reason,
+                       lists=sum(str(f.get("method")).endswith("/list") for f in frames),
+                       cut=any("cut" in f for f in frames)))
+
+
 async def run(peer: Peer, server: str = "catalog", mode: str | None = None, era: str = "legacy",
               kind: str = "tools", timeout: float = RUN_TIMEOUT,
               fixture: str | os.PathLike | None = None) -> Run:
     """Start ``peer`` on a course server behind a tap; return what it listed and what the server saw."""
     with tempfile.TemporaryDirectory(prefix="course-peer-") as tmp:
         log = Path(tmp) / "tap.jsonl"
-        tapped = [sys.executable, str(TAP), str(log), str(CAP), *server_argv(server, mode, fixture)]
-        out, err, timed_out = await _group_run(peer.argv(kind, era, tapped), CLIENTS_DIR, timeout)
-        frames = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        out, err, timed_out = await _group_run(peer.argv(kind, era, tapped_argv(log, server, mode, fixture)),
+                                               CLIENTS_DIR, timeout)
+        frames = tap_frames(log)
     items, error, shown = _parse(out, err, kind)
     lists = [f for f in frames if str(f.get("method")).endswith("/list")]
     error = "timed out" if timed_out else error
