@@ -46,39 +46,28 @@ class Pager:
 
     ``layout`` ``(1, 0, 2)`` cuts any list into exactly three pages: 1 item, 0 items, and the
     rest; ``None`` serves the whole list as one page. A cursor is an opaque random token that
-    this pager issued for (generation, page); the same page always hands out the same next
-    cursor. A cursor it never issued (made up, from another list, from another process) or one
-    of an older generation is refused with -32602. The lists paged here never change while the
-    server runs, so their generation stays 1; ``renew`` starts a new one.
+    this pager issued for a page; the same page always hands out the same next cursor. A cursor
+    it never issued (made up, from another list, from another process) is refused with -32602.
+    The lists paged here never change while the server runs, so no cursor ever expires (the
+    catalog server, whose tools do change, binds its cursors to a generation as well).
     """
 
     def __init__(self, layout: Sequence[int] | None = None):
         self.layout = tuple(layout) if layout else (None,)
-        self.generation = 1
-        self._token_of: dict[tuple[int, int], str] = {}
-        self._key_of: dict[str, tuple[int, int]] = {}
-
-    def renew(self) -> None:
-        """The list changed: every cursor issued so far expires."""
-        self.generation += 1
+        self._token_of: dict[int, str] = {}
+        self._index_of: dict[str, int] = {}
 
     def _cursor(self, index: int) -> str:
-        key = (self.generation, index)
-        if key not in self._token_of:
-            self._token_of[key] = token = secrets.token_urlsafe(12)
-            self._key_of[token] = key
-        return self._token_of[key]
+        if index not in self._token_of:
+            self._token_of[index] = token = secrets.token_urlsafe(12)
+            self._index_of[token] = index
+        return self._token_of[index]
 
     def _index(self, cursor: str) -> int:
-        key = self._key_of.get(cursor)
-        if key is None:
+        if cursor not in self._index_of:
             raise MCPError(types.INVALID_PARAMS, "Invalid cursor: not issued by this server process for this list",
                            {"reason": "unknown"})
-        if key[0] != self.generation:
-            raise MCPError(types.INVALID_PARAMS,
-                           f"Expired cursor: issued for list generation {key[0]}, current is {self.generation}",
-                           {"reason": "expired"})
-        return key[1]
+        return self._index_of[cursor]
 
     def page(self, items: Sequence, params: types.PaginatedRequestParams | None) -> tuple[list, str | None]:
         """The items of the page ``params.cursor`` names (the first without one) and the next cursor."""
