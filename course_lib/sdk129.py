@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 from typing import Sequence
 
 import anyio
-import psutil
 
 from course_lib.errors import CourseError, LabTimeout
 from course_lib.paths import PACKAGE, ROOT
@@ -58,63 +58,47 @@ def server_argv(name: str) -> list[str]:
     return [str(python()), str(SERVERS[name])]
 
 
-def _stop(proc_pid: int) -> None:
-    """End the client and everything it started (its server too), on every platform."""
-    try:
-        parent = psutil.Process(proc_pid)
-        family = parent.children(recursive=True) + [parent]
-    except psutil.NoSuchProcess:
-        return
-    for p in family:
-        try:
-            p.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(family, timeout=5)
-
-
 async def client(server: str | Sequence[str], ops: list[dict], *, mode: str | None = None,
                  fixture: str | os.PathLike | None = None, args: Sequence[str] = (),
                  timeout: float = 60.0) -> list[dict]:
-    """Run ``ops`` in one real 1.29.0 client session against ``server`` over stdio."""
-    from course_lib._runtime.process import course_server_argv, server_env
+    """Run ``ops`` in one real 1.29.0 client session against ``server`` over stdio.
+
+    The 1.29.0 client is started like any lab's process (``_runtime.process.launch``: its own
+    process group, stderr into the lab directory) and stopped the same way, so the server it
+    started goes with it (the sweep finds it by the lab directory in its environment).
+    """
+    from course_lib._runtime.process import STDERR_LOG, course_server_argv, launch, server_env
 
     exe = python()
     workdir = Path(tempfile.mkdtemp(prefix="sdk129-"))
     if isinstance(server, str):
         command = course_server_argv(server, mode, fixture, args)
-        command[0] = sys.executable  # a course server runs on the course's own SDK (2.3.0)
     else:
         command = [str(a) for a in server] + list(args)
     job = {"command": command, "env": server_env(workdir), "cwd": str(workdir),
            "errlog": str(workdir / "server-stderr.log"), "ops": ops}
-    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
-           if k in os.environ}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    proc = await anyio.open_process([str(exe), str(PEERS / "client.py")], env=env, cwd=str(workdir))
-    out, err = bytearray(), bytearray()
-
-    async def drain(stream, into: bytearray) -> None:
-        async for chunk in stream:
-            into.extend(chunk)
-
+    out = bytearray()
     try:
-        with anyio.fail_after(timeout):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(drain, proc.stdout, out)
-                tg.start_soon(drain, proc.stderr, err)
-                await proc.stdin.send(json.dumps(job).encode())
-                await proc.stdin.aclose()
-            code = await proc.wait()
-    except TimeoutError:
-        raise LabTimeout(f"the SDK {VERSION} client did not finish within {timeout:g} s") from None
+        process = await launch([str(exe), str(PEERS / "client.py")], workdir, cwd=workdir)
+        try:
+            with anyio.fail_after(timeout):
+                await process.stdin.send(json.dumps(job).encode())
+                await process.stdin.aclose()
+                async for chunk in process.stdout:
+                    out.extend(chunk)
+                await process.wait_exit(timeout)
+        except TimeoutError:
+            raise LabTimeout(f"the SDK {VERSION} client did not finish within {timeout:g} s") from None
+        finally:
+            await process.stop()
+        if process.returncode != 0:
+            err = (workdir / STDERR_LOG).read_text(errors="replace")
+            lines = [line.strip(" |+-") for line in err.splitlines()]
+            causes = [l for l in lines if "Error" in l or "Exception" in l] or lines[-1:] or ["(no stderr)"]
+            raise CourseError(f"the SDK {VERSION} client exited with {process.returncode}: {causes[-1][:300]}")
+        return json.loads(out)
     finally:
-        _stop(proc.pid)
-    if code != 0:
-        lines = [l.strip(" |+-") for l in err.decode(errors="replace").splitlines()]
-        causes = [l for l in lines if "Error" in l or "Exception" in l] or lines[-1:] or ["(no stderr)"]
-        raise CourseError(f"the SDK {VERSION} client exited with {code}: {causes[-1][:300]}")
-    return json.loads(out)
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def install() -> None:
