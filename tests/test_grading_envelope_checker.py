@@ -6,7 +6,8 @@ import time
 import pytest
 
 from course_lib.errors import CheckFailed
-from course_lib.grading.envelope_checker import grade_envelope, module_source
+from course_lib.grading.envelope_checker import grade_envelope
+from course_lib.grading.function_source import module_source
 from course_lib.line_client import WireError
 from course_lib.tooling.student_copy import NOTEBOOKS, solution_sources
 from scorecard_checks import assert_flagged

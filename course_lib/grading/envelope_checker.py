@@ -9,8 +9,8 @@ of ``fixtures/grading/envelope.json`` says (a case of ``envelope_controls.damage
 hand-written edit), and replays every damaged capture through the stand-in server with the
 student's checker inside ``LineClient``, in a normal and in a ``python -O`` client interpreter.
 The replay runs in a child process, so the student's function must be importable there: the
-grader writes its source (``inspect.getsource``) and whatever it uses from the notebook to a
-module in a temporary folder, which the child imports. Inside the child every call of the
+grader writes its source and whatever it uses from the notebook to a module in a temporary
+folder (``grading.function_source``), which the child imports. Inside the child every call of the
 checker is stopped after the battery's budget, synchronous loops too (``SIGALRM``).
 
 A row passes only if, in both eras and both interpreters, the damaged reply is refused at the
@@ -18,20 +18,15 @@ expected named check at the first reply (the damaged one), and the undamaged ses
 """
 from __future__ import annotations
 
-import builtins
 import copy
 import importlib
 import importlib.util
-import inspect
 import json
 import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 import tempfile
-import textwrap
-import types
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -42,100 +37,15 @@ from course_lib.chapters.envelope_controls import STANDIN, atlas_session, captur
 from course_lib.errors import CheckFailed, CourseError
 from course_lib.grading.candidate_refresh import crash_line
 from course_lib.grading.core import Scenario, Scorecard, Verdict, load_battery, select
+from course_lib.grading.function_source import SourceError, module_source
 from course_lib.line_client import LineClient, asserts_active, python_argv
 from course_lib._runtime.process import server_env
-from course_lib.paths import ROOT
 from course_lib.scenarios import for_each
 
 BATTERY = "envelope"
 MODULE = "student_checker"
 
 
-# -- the student's function as a module the child can import ---------------------------------
-
-class SourceError(Exception):
-    """The checker cannot be written to a module (no source, or a name the child cannot get)."""
-
-
-def _names_used(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _names_used(const)
-    return names
-
-
-def _literal(value) -> bool:
-    if isinstance(value, (bool, int, float, str, bytes, type(None))):
-        return True
-    if isinstance(value, (tuple, list, set, frozenset)):
-        return all(_literal(v) for v in value)
-    if isinstance(value, dict):
-        return all(_literal(k) and _literal(v) for k, v in value.items())
-    return False
-
-
-_SITE = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
-
-
-def _importable(value) -> str | None:
-    """``module:qualname`` when the child can import ``value`` by name, else None."""
-    module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
-    if not module or not qualname or module == "__main__" or "<" in qualname:
-        return None
-    try:
-        found = importlib.import_module(module)
-        where = Path(getattr(found, "__file__", "") or "").resolve()
-        installed = any(where.is_relative_to(Path(p).resolve()) for p in _SITE)  # e.g. ./.venv
-        if where.is_relative_to(ROOT) and not where.is_relative_to(ROOT / "course_lib") and not installed:
-            return None  # a module of this folder the child's path does not reach (a test, a script)
-        for part in qualname.split("."):
-            found = getattr(found, part)
-    except Exception:
-        return None
-    return f"{module}:{qualname}" if found is value else None
-
-
-def _source_of(func) -> str:
-    try:
-        return textwrap.dedent(inspect.getsource(func))
-    except (OSError, TypeError):
-        raise SourceError(f"the source of {getattr(func, '__name__', func)!r} cannot be read: "
-                          "define it with def in a notebook cell") from None
-
-
-def module_source(func: Callable) -> str:
-    """A module that defines ``func`` (by its own name) and every global it uses."""
-    if not inspect.isfunction(func):
-        raise SourceError(f"{func!r} is not a function defined with def")
-    parts: list[str] = []
-    done: set[str] = set()
-
-    def add(f) -> None:
-        done.add(f.__name__)
-        for name in sorted(_names_used(f.__code__)):
-            if name in done or name not in f.__globals__ or not name.isidentifier():
-                continue  # (a name that is no identifier was added by a tool that rewrote the code)
-            value = f.__globals__[name]
-            done.add(name)
-            if isinstance(value, types.ModuleType):
-                parts.append(f"import {value.__name__} as {name}")
-            elif (where := _importable(value)) is not None:
-                module, qualname = where.split(":")
-                parts.append(f"import {module} as _m_{name}\n{name} = _m_{name}.{qualname}")
-            elif inspect.isfunction(value):
-                add(value)
-            elif _literal(value):
-                parts.append(f"{name} = {value!r}")
-            elif name in vars(builtins):
-                continue
-            else:
-                raise SourceError(f"your checker uses {name!r} ({type(value).__name__}), which the replay "
-                                  "cannot import: define or import it in the checker's cell")
-        parts.append(_source_of(f))
-
-    add(func)
-    return "\n\n".join(parts) + "\n"
 
 
 # -- the child: replays with the student's checker ------------------------------------------
@@ -370,7 +280,7 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
     return Scorecard(title, verdicts)
 
 
-__all__ = ["grade_envelope", "module_source", "guarded", "damage"]
+__all__ = ["grade_envelope", "guarded", "damage"]
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

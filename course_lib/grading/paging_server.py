@@ -6,7 +6,7 @@ last page), or ``MCPError(-32602)`` for a cursor the server cannot honour. ``cat
 ``name`` (this server's name), ``key`` (its secret, bytes), ``generation``, ``names`` (the
 catalog of that generation, in order) and ``page_size``.
 
-The grader copies the function (and the globals it uses, as chapter 7's grader does) into a
+The grader copies the function (and the globals it uses: ``grading.function_source``) into a
 server file, under a harness that serves ``tools/list`` with it on the SDK's low-level
 ``Server``, and starts that file as a real stdio subprocess in each era of the battery
 ``fixtures/grading/paging_server.json``. Each era runs three servers: A (every row but the
@@ -33,7 +33,7 @@ from course_lib.display import error_line
 from course_lib.errors import CatalogError, CourseError
 from course_lib.grading.core import (CRASH, CRASH_PREFIX, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL,
                                      WRONG_RESULT, Scorecard, Verdict, load_battery, no_result, select)
-from course_lib.grading.envelope_checker import SourceError, module_source
+from course_lib.grading.function_source import SourceError, module_source
 from course_lib.labs import connect
 from course_lib.scenarios import for_each
 from course_lib.walker import walk
