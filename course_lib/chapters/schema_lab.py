@@ -199,8 +199,7 @@ async def _isolated(scenario: str, era: str, active_name: str, refresh=None) -> 
 async def _accepted(scenario: str, era: str, name: str, refresh=None) -> Run:
     manager, refresh = _candidate(era, name, refresh)
     async with manager as ready:
-        ready_catalog = getattr(ready, "catalog", ready)
-        observed = {"names": ready_catalog.names, "page_sizes": list(ready_catalog.page_sizes),
+        observed = {"names": ready.catalog.names, "page_sizes": list(ready.catalog.page_sizes),
                     "call": await call_outcome(refresh.lab)}
     observed["closed_after_context"] = refresh.closed
     return Run(scenario, era, observed, {"candidate": audit_of(refresh.lab)}, {"candidate": refresh.lab})
