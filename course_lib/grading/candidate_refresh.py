@@ -210,25 +210,6 @@ async def _refused_refresh(make, active, opener: CandidateOpener, frames_before:
     return yielded, reason, closed_at_error
 
 
-async def _require_refusal(make, active, opener: CandidateOpener, yielded: str) -> str | None:
-    """What every refused refresh must show: no yield, the walk's error, closed first, active untouched."""
-    frames_before = _sent(active)
-    did_yield, reason, closed_at_error = await _refused_refresh(make, active, opener, frames_before)
-    if not did_yield:
-        _require_opened(opener)
-    require(not did_yield, "candidate_never_yields", yielded)
-    require(reason is not None, "candidate_rejected", "the block ended without the walk's CatalogError")
-    require(closed_at_error, "candidate_closed_before_error", "candidate process still running when its error arrived")
-    _require_untouched(active, frames_before)
-    return reason
-
-
-async def probe_failed_candidate(make, active, opener: CandidateOpener, era: str) -> None:
-    """``schema_lab.probe_failed_candidate`` on the student's context manager."""
-    reason = await _require_refusal(make, active, opener, "candidate unexpectedly yielded an incomplete catalog")
-    require(reason == "duplicate_name", "candidate_rejected", f"candidate failed for another reason: {reason}")
-
-
 class CallerBug(schema_lab.CallerBug):
     """The caller's own failure inside the block (the chapter's probe raises the same class)."""
 
@@ -286,7 +267,14 @@ async def probe_retry_recovers(make, active, opener: CandidateOpener, era: str, 
 
 async def probe_retry_gives_up(make, active, opener: CandidateOpener, era: str) -> None:
     """Every candidate's walk but the third is rejected: refuse after exactly one retry."""
-    reason = await _require_refusal(make, active, opener, "candidate yielded a catalog after a second rejected walk")
+    frames_before = _sent(active)
+    yielded, reason, closed_at_error = await _refused_refresh(make, active, opener, frames_before)
+    if not yielded:
+        _require_opened(opener)
+    require(not yielded, "candidate_never_yields", "candidate yielded a catalog after a second rejected walk")
+    require(reason is not None, "candidate_rejected", "the block ended without the walk's CatalogError")
+    require(closed_at_error, "candidate_closed_before_error", "candidate process still running when its error arrived")
+    _require_untouched(active, frames_before)
     _require_candidates(opener, 2, "a rejected refresh is retried exactly once")
     require(reason == "duplicate_name", "candidate_rejected", f"candidate failed for another reason: {reason}")
 
@@ -311,7 +299,7 @@ async def probe_in_place(make, active, opener: CandidateOpener, era: str, oracle
     return observed
 
 
-PROBES = {"probe_failed_candidate": probe_failed_candidate, "probe_caller_failure": probe_caller_failure,
+PROBES = {"probe_caller_failure": probe_caller_failure,
           "probe_accepted_candidate": probe_accepted_candidate, "probe_in_place": probe_in_place,
           "probe_retry_recovers": probe_retry_recovers, "probe_retry_gives_up": probe_retry_gives_up}
 
