@@ -38,17 +38,20 @@ class PeerMissing(CourseError):
     reason = "peer_missing"
 
 
+def _interpreter() -> Path:
+    return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
 def python() -> Path:
     """The 1.29.0 interpreter; ``PeerMissing`` when the set-up has not built it."""
-    exe = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    if not exe.exists():
+    if not available():
         raise PeerMissing(f"no SDK {VERSION} environment at {VENV.name}/: run `make lab` or "
                           "`make test` once (they build it from .ci/constraints-sdk129.txt)")
-    return exe
+    return _interpreter()
 
 
 def available() -> bool:
-    return (VENV / "bin" / "python").exists() or (VENV / "Scripts" / "python.exe").exists()
+    return _interpreter().exists()
 
 
 def server_argv(name: str) -> list[str]:
