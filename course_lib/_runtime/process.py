@@ -12,12 +12,14 @@ controls) starts in a fraction of the time.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 import tempfile
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Sequence
+from typing import AsyncIterator, Callable, Sequence
 
 import anyio
 import anyio.abc
@@ -164,6 +166,51 @@ async def launch(argv: Sequence[str], workdir: Path, *, fast: bool = False, env:
         process = await spawn(argv, server_env(workdir, env), Path(cwd or ROOT), errlog, fast=fast)
     process.workdir, process.started = workdir, started
     return process
+
+
+@asynccontextmanager
+async def started_server(argv: Sequence[str], *, prefix: str = "course-lab-", fast: bool = False,
+                         env: dict[str, str] | None = None, cwd: str | os.PathLike | None = None,
+                         workdir: Path | None = None,
+                         on_stopped: Callable[[ServerProcess], None] | None = None) -> AsyncIterator[ServerProcess]:
+    """The one lifecycle of a server process: a lab directory, ``launch``, yield, ``stop``, cleanup.
+
+    The lab directory is made here (``prefix``) unless ``workdir`` is given, and removed at the end
+    unless it was given. ``on_stopped(process)`` runs after the stop and before the directory goes,
+    so a caller can keep the stderr log. However the block ends (an error, a cancel, an interrupt),
+    the process, its group and whatever escaped it are gone when this returns."""
+    own_dir = workdir is None
+    folder = Path(tempfile.mkdtemp(prefix=prefix)) if own_dir else Path(workdir)
+    process: ServerProcess | None = None
+    try:
+        process = await launch(argv, folder, fast=fast, env=env, cwd=cwd)
+        yield process
+    finally:
+        with anyio.CancelScope(shield=True):
+            try:
+                if process is not None:
+                    await process.stop()
+                    if on_stopped is not None:
+                        on_stopped(process)
+            finally:
+                if own_dir:
+                    shutil.rmtree(folder, ignore_errors=True)
+
+
+async def wait_ready(process: ServerProcess, timeout: float, *, on_exit: Callable[[ServerProcess], BaseException],
+                     on_timeout: Callable[[float], BaseException]) -> None:
+    """Wait until a course server says it is about to serve (its lab directory's ``ready`` file).
+
+    Keeps start-up cost out of the first request's budget. A server that exits first raises
+    ``on_exit(process)``; one not ready within ``timeout`` raises ``on_timeout(timeout)``."""
+    ready = Path(process.workdir) / "ready"
+    with anyio.move_on_after(timeout):
+        while not ready.exists():
+            if process.returncode is not None:
+                raise on_exit(process)
+            await anyio.sleep(_POLL)
+        return
+    raise on_timeout(timeout)
 
 
 def course_server_argv(name: str, mode: str | None = None, fixture: str | os.PathLike | None = None,
