@@ -8,21 +8,32 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 CHROMIUM ?= /usr/bin/chromium
 BROWSER_TIMEOUT ?= 300
 BROWSER_BUDGET ?= 600
-export PYTHONPATH := $(CURDIR)
+# No PYTHONPATH: the editable install finds course_lib, and servers get theirs from server_env().
 export PYTHONDONTWRITEBYTECODE := 1
+PIP_QUIET := --quiet --disable-pip-version-check --no-input
+# An interpreter the course can use (3.11 or newer, with pip); a .venv that fails this is rebuilt.
+USABLE := import sys, pip; sys.exit(sys.version_info < (3, 11))
+NEED_PYTHON = v=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null); \
+  case "$$v" in 3.1[1-9]|3.[2-9][0-9]) ;; *) echo "The course needs Python 3.11 or newer, and $(PYTHON) is \
+  $${v:-not found}: install Python 3.12 (python.org, brew install python@3.12 or apt install python3.12) \
+  and run: make $(or $(MAKECMDGOALS),test) PYTHON=python3.12" >&2; exit 1;; esac
 
-.PHONY: lab instructor test regen bench student slides slides-check presentation browser-check lock clean
+.PHONY: lab instructor test check docs regen bench student slides slides-check presentation browser-check lock clean
 
 # The set-up also installs chapter 11's peers (Node.js MCP clients and servers) exactly as locked
 # in fixtures/peers/package-lock.json, with the npm of the pinned Node.js wheel: no global install.
 # And a second interpreter, .venv-sdk129, with mcp==1.29.0 (the source articles' version) pinned in
 # .ci/constraints-sdk129.txt: the chapters that compare SDK versions run a real 1.29.0 peer from it.
+# An unsupported Python is refused before anything is installed; a .venv or .venv-sdk129 that a
+# failed or older set-up left unusable is rebuilt; the stamp is written only when all of it worked.
 $(STAMP): pyproject.toml .ci/constraints.txt .ci/constraints-sdk129.txt fixtures/peers/package.json fixtures/peers/package-lock.json
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c .ci/constraints.txt -e '.[test]'
+	@rm -f $@
+	@$(BIN)/python -c '$(USABLE)' 2>/dev/null || { $(NEED_PYTHON); rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
+	@.venv-sdk129/bin/python -c '$(USABLE)' 2>/dev/null || rm -rf .venv-sdk129
+	$(BIN)/python -m pip install $(PIP_QUIET) -c .ci/constraints.txt -e '.[test]'
 	$(BIN)/python -m course_lib.chapters.peers_lab install
 	$(BIN)/python -m course_lib.sdk129 install
-	touch $@
+	@touch $@
 
 ## lab: set up and open the student copy of the course (student/, no solutions) in JupyterLab;
 ##      a chapter is copied only when student/ does not have it yet, so your work is never overwritten

@@ -109,10 +109,13 @@ def install() -> None:
     import subprocess
 
     constraints = ROOT / ".ci" / "constraints-sdk129.txt"
+    # Without PYTHONPATH: a path to the course would show pip the course's own metadata (which
+    # requires mcp 2.3.0) as installed here, and its resolver would report a false conflict.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if not available():
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, env=env)
     subprocess.run([str(python()), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                    "-r", str(constraints)], check=True)
+                    "--no-input", "-r", str(constraints)], check=True, env=env)
 
 
 if __name__ == "__main__":
