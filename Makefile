@@ -82,6 +82,11 @@ regen: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.bench
 
+## docs: regenerate the reference pages in docs/ (the module guide, the source-article map);
+##       tests/test_docs.py fails when a committed page differs from what this writes
+docs: $(STAMP)
+	$(BIN)/python -m course_lib.tooling.docs
+
 ## student: write the student copy into student/: every chapter without its solution cells, outputs
 ##          kept (the check cells show the untouched starter's failing scorecard); existing files are kept
 student: $(STAMP)

@@ -8,7 +8,8 @@ carries a ``label`` that says why instead of a cell; an item nobody runs yet car
 (the chapter it belongs in) and fails here until a cell takes it over.
 
 Only the committed notebooks are read; nbval re-executes them, so a stored output is the
-output. ``python tests/test_seed_items.py`` prints the table the README includes.
+output. The table of ``docs/source-articles.md`` is generated from the fixture (``make docs``,
+``course_lib.tooling.docs``); the page is checked here and in ``tests/test_docs.py``.
 """
 from __future__ import annotations
 
@@ -23,12 +24,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from course_lib.tooling import docs  # noqa: E402
 from course_lib.tooling.regen import cell_text  # noqa: E402
 
 FIXTURE = ROOT / "fixtures" / "seed_items.json"
 NOTEBOOKS = ROOT / "notebooks"
-README = ROOT / "README.md"
-BEGIN, END = "<!-- seed-items -->", "<!-- /seed-items -->"
+PAGE = ROOT / "docs" / "source-articles.md"
 ARTICLES = {"01", "02", "03"}
 REQUIRED = ("id", "article", "section", "item")
 
@@ -49,15 +50,8 @@ def notebook(name: str):
 
 
 def markdown_table(items: list[dict] | None = None) -> str:
-    """The README table: article | item | chapter cell (or why the course does not run it)."""
-    rows = ["| article | item | chapter cell |", "|---|---|---|"]
-    for x in ITEMS if items is None else items:
-        where = (f"`{x['notebook']}` · `{x['cell']}`" if x.get("cell")
-                 else f"not yet run (belongs in `{x['gap']}`)" if x.get("gap")
-                 else x["label"])
-        item = x["item"].replace("|", "\\|")
-        rows.append(f"| {x['article']} | {item} | {where.replace('|', chr(92) + '|')} |")
-    return "\n".join(rows)
+    """The page's table: article | item | chapter cell (or why the course does not run it)."""
+    return docs.seed_table(ITEMS if items is None else items)
 
 
 def test_the_fixture_is_well_formed():
@@ -103,13 +97,11 @@ def test_the_item_runs_in_its_cell(item):
         f"{where}: neither its source nor its output contains {item['evidence']!r}"
 
 
-def test_the_readme_table_matches_the_fixture():
-    text = README.read_text(encoding="utf-8")
-    assert text.count(BEGIN) == 1 and text.count(END) == 1, "exactly one pair of seed-items markers"
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    assert start <= end, "the seed-items markers are in the wrong order"
-    assert text[start:end].strip() == markdown_table(), \
-        "the README's seed-items table differs: paste `python tests/test_seed_items.py` between the markers"
+def test_the_page_shows_the_fixtures_table():
+    text = PAGE.read_text(encoding="utf-8")
+    table = markdown_table()
+    assert text.count(table) == 1, "docs/source-articles.md differs from the fixture: run `make docs`"
+    assert text.count("\n| ") == len(ITEMS) + 1, "the page holds one table (a header and a row an item)"
 
 
 def test_the_table_names_every_item_once():
@@ -120,4 +112,4 @@ def test_the_table_names_every_item_once():
 
 
 if __name__ == "__main__":
-    print(markdown_table())
+    print(markdown_table())  # what `make docs` writes into docs/source-articles.md
