@@ -37,12 +37,13 @@ $(STAMP): pyproject.toml .ci/constraints.txt .ci/constraints-sdk129.txt fixtures
 
 ## lab: set up and open the student copy of the course (student/, no solutions) in JupyterLab;
 ##      a chapter is copied only when student/ does not have it yet, so your work is never overwritten
+##      it opens at chapter 00, and JupyterLab's news pop-up is off (course_lib/tooling/lab.py)
 lab: student
-	$(BIN)/jupyter lab --notebook-dir=student $(ROOT_FLAG) $(LAB_ARGS)
+	$(BIN)/python -m course_lib.tooling.lab student $(ROOT_FLAG) $(LAB_ARGS)
 
 ## instructor: open the full course (notebooks/, with the reference solutions) in JupyterLab
 instructor: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=notebooks $(ROOT_FLAG) $(LAB_ARGS)
+	$(BIN)/python -m course_lib.tooling.lab notebooks $(ROOT_FLAG) $(LAB_ARGS)
 
 ## test: set up and run the whole suite (course_lib tests + strict nbval on every chapter),
 ##       then, when Chromium is installed, the static-slides check (one deck, a few seconds) and
