@@ -79,9 +79,10 @@ presentation: $(STAMP)
 regen: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.regen regen $(or $(NB),$(NOTEBOOKS))
 
-## bench: speed figures, measured side by side in one run (never asserted in tests)
+## bench: speed figures, measured side by side in one run (never asserted in tests);
+##        BENCH_ARGS="--only suite --against main" times the pytest part here and on main's tree
 bench: $(STAMP)
-	$(BIN)/python -m course_lib.tooling.bench
+	$(BIN)/python -m course_lib.tooling.bench $(BENCH_ARGS)
 
 ## docs: regenerate the reference pages in docs/ (the module guide, the source-article map);
 ##       tests/test_docs.py fails when a committed page differs from what this writes

@@ -7,7 +7,10 @@
 2. close: leaving a lab block with a well-behaved server, until the process is reaped;
 3. walk: ``course_lib.walk`` against a bare loop of SDK ``list_tools`` calls on the catalog
    server's ``large`` mode (10,000 tools on 1,000 pages), interleaved in one lab;
-4. suite: wall time of ``pytest -n 2`` over tests/ and notebooks/ (skip with ``--no-suite``).
+4. suite: wall time of ``pytest -n 2`` over tests/ and notebooks/ (skip with ``--no-suite``);
+   with ``--against REF`` (a git revision, e.g. ``main``) the same pytest part of ``make test``
+   on REF's tree as well, one after the other in the same run, so "no slower than before" is a
+   ratio of neighbours (``make bench BENCH_ARGS="--only suite --against main"``).
 
 Numbers go to stdout only; nothing here is asserted by the tests. The machine's load average
 is printed with every figure, because a shared machine makes every timing noisy.
@@ -18,9 +21,12 @@ import argparse
 import os
 import resource
 import statistics
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import anyio
 import mcp_types as types
@@ -141,11 +147,39 @@ def bench_suite(cold: bool) -> None:
     print(f"   cpu  {cpu:6.1f} s (user+sys of pytest, its workers, kernels and servers)")
 
 
-def timed_run(argv: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess, float, float]:
+def bench_suite_against(ref: str, pairs: int) -> None:
+    """The pytest part of ``make test`` on this tree and on ``ref``'s, in alternating order."""
+    print(f"== suite side by side: pytest -n 2 on this tree and on {ref}, {pairs} pair(s)   ({load()})")
+    with tempfile.TemporaryDirectory(prefix="course-bench-") as tmp:
+        base = Path(tmp) / "base"
+        base.mkdir()
+        archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
+        for built in (".venv-sdk129", "fixtures/peers/node_modules"):  # set-up output, not in git
+            if (ROOT / built).exists():
+                (base / built).symlink_to((ROOT / built).resolve())
+        trees = {"this tree": ROOT, ref: base}
+        walls: dict[str, list[float]] = {name: [] for name in trees}
+        for i in range(pairs):
+            for name in (list(trees) if i % 2 == 0 else list(trees)[::-1]):
+                env = dict(os.environ, PYTHONPATH=str(trees[name]), PYTHONDONTWRITEBYTECODE="1")
+                env.pop(forkserver.SWITCH, None)
+                done, wall, cpu = timed_run([sys.executable, "-m", "pytest", "-n", "2", "-q",
+                                             "-p", "no:cacheprovider"], env, cwd=trees[name])
+                walls[name].append(wall)
+                summary = [line for line in done.stdout.splitlines() if line.strip()][-1:] or ["(no output)"]
+                print(f"   {name:>12}: wall {wall:6.1f} s   cpu {cpu:6.1f} s   exit {done.returncode}   "
+                      f"{summary[0].strip('= ')}   ({load()})")
+        shutil.rmtree(base / ".pytest_cache", ignore_errors=True)
+    now, before = statistics.median(walls["this tree"]), statistics.median(walls[ref])
+    print(f"   ratio this tree / {ref}: {now / before:.3f} (median wall times)")
+
+
+def timed_run(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[subprocess.CompletedProcess, float, float]:
     """Run ``argv``; return it with its wall time and the CPU time of its whole process tree."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -164,6 +198,8 @@ async def main(args: argparse.Namespace) -> None:
         bench_suite(cold=False)
     if "suite" in parts and args.cold_suite:
         bench_suite(cold=True)
+    if "suite" in parts and args.against:
+        bench_suite_against(args.against, args.pairs)
 
 
 if __name__ == "__main__":
@@ -174,4 +210,7 @@ if __name__ == "__main__":
     parser.add_argument("--only", choices=PARTS, help="run one part: launch (with close), walk or suite")
     parser.add_argument("--cold-suite", action="store_true",
                         help="also time the suite with every server started cold (proves the outputs match)")
+    parser.add_argument("--against", metavar="REF",
+                        help="also time the pytest part on git revision REF's tree, side by side")
+    parser.add_argument("--pairs", type=int, default=1, help="side-by-side pairs with --against (default 1)")
     anyio.run(main, parser.parse_args())
