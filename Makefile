@@ -18,7 +18,7 @@ NEED_PYTHON = v=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2
   $${v:-not found}: install Python 3.12 (python.org, brew install python@3.12 or apt install python3.12) \
   and run: make $(or $(MAKECMDGOALS),test) PYTHON=python3.12" >&2; exit 1;; esac
 
-.PHONY: lab instructor test check docs regen bench student slides slides-check presentation browser-check lock clean
+.PHONY: lab instructor test check portable docs regen bench student slides slides-check presentation browser-check lock clean
 
 # The set-up also installs chapter 11's peers (Node.js MCP clients and servers) exactly as locked
 # in fixtures/peers/package-lock.json, with the npm of the pinned Node.js wheel: no global install.
@@ -45,16 +45,32 @@ lab: student
 instructor: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.lab notebooks $(ROOT_FLAG) $(LAB_ARGS)
 
-## test: set up and run the whole suite (course_lib tests + strict nbval on every chapter),
-##       then, when Chromium is installed, the static-slides check (one deck, a few seconds) and
-##       a short real-browser check (two chapters with widgets, and the stale-widget probe)
+## test: set up and run the whole suite (course_lib tests + strict nbval on every chapter, the
+##       25 slowest tests listed), then the portable selection (make portable), then, when
+##       Chromium is installed, the static-slides check (one deck, a few seconds) and a short
+##       real-browser check (two chapters with widgets, and the stale-widget probe)
 BROWSER_SMOKE := notebooks/00_orientation.ipynb notebooks/02_cursor_failures.ipynb
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 --durations=25 $(PYTEST_ARGS)
+	@$(MAKE) --no-print-directory portable
 	@if [ -x "$(CHROMIUM)" ]; then \
 	   $(MAKE) --no-print-directory slides-check && \
 	   $(MAKE) --no-print-directory browser-check BROWSER_NOTEBOOKS="$(BROWSER_SMOKE)"; \
 	 else echo "browser check skipped: no Chromium at $(CHROMIUM) (apt-get install -y chromium)"; fi
+
+## check: the fast layer, in-process tests only (no server process; under a minute): the loop
+##        to run after each edit; the layers are marked in course_lib/tooling/layers.py
+check: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -m inprocess -q tests $(PYTEST_ARGS)
+
+## portable: a few real-stdio test files as a Mac runs them: the temporary directory behind a
+##           symlink (macOS's /var -> /private/var), so lab directories, logs and the sweep of
+##           what a server left behind are all found through it (make test runs this too)
+PORTABLE_TESTS ?= tests/test_walker.py tests/test_lab_exit.py tests/test_bundles.py
+portable: $(STAMP)
+	@tmp=$$(mktemp -d) && mkdir "$$tmp/private" && ln -s private "$$tmp/tmp" && \
+	 TMPDIR="$$tmp/tmp" $(BIN)/python -m pytest -n 2 -q -p no:cacheprovider $(PORTABLE_TESTS); \
+	 status=$$?; rm -rf "$$tmp"; exit $$status
 
 ## browser-check: run every chapter in JupyterLab in headless Chromium; screenshots in screenshots/
 BROWSER_NOTEBOOKS ?= $(NOTEBOOKS)

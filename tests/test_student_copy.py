@@ -97,10 +97,10 @@ def test_make_lab_writes_the_copy_then_opens_it_and_instructor_opens_the_chapter
 
     lab = dry("lab")
     (copy,) = [i for i, line in enumerate(lab) if "-m course_lib.tooling.student_copy" in line]
-    (jupyter,) = [i for i, line in enumerate(lab) if "jupyter lab" in line]
-    assert copy < jupyter and "--notebook-dir=student" in lab[jupyter]
-    (instructor,) = [line for line in dry("instructor") if "jupyter lab" in line]
-    assert "--notebook-dir=notebooks" in instructor
+    (jupyter,) = [i for i, line in enumerate(lab) if "-m course_lib.tooling.lab " in line]
+    assert copy < jupyter and "-m course_lib.tooling.lab student " in lab[jupyter]
+    (instructor,) = [line for line in dry("instructor") if "-m course_lib.tooling.lab " in line]
+    assert "-m course_lib.tooling.lab notebooks " in instructor
     assert "student/" in (ROOT / ".gitignore").read_text().splitlines(), "the copy is never committed"
     assert not [line for line in dry("clean") if "student" in line], "make clean keeps the students' work"
 

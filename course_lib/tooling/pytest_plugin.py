@@ -1,7 +1,10 @@
 """pytest plugin of the course (loaded from pyproject's addopts).
 
 * points nbval at the course's single sanitizer file, wherever pytest is started from;
-* fails the run if any course server process (or fork server) is still alive at the end (leak check).
+* fails the run if any course server process (or fork server) is still alive at the end (leak check);
+* marks every test with its layer (``course_lib.tooling.layers``): ``inprocess``, ``stdio`` or
+  ``notebook``, so ``pytest -m inprocess`` (``make check``) runs the fast layer, and fails an
+  ``inprocess`` test that starts a process.
 """
 from __future__ import annotations
 
@@ -10,8 +13,11 @@ import secrets
 import sys
 import time
 
+import pytest
+
 from course_lib._runtime import startup as _startup
 from course_lib.paths import ROOT
+from course_lib.tooling import layers as _layers
 
 _startup.defer()  # this plugin loads before nbval imports nbformat (and jsonschema)
 
@@ -20,10 +26,31 @@ RUN_VAR = "COURSE_LAB_RUN"
 
 
 def pytest_configure(config):
+    for name, meaning in _layers.LAYERS.items():
+        config.addinivalue_line("markers", f"{name}: {meaning} (given by the course's plugin)")
     if getattr(config.option, "nbval_sanitize_with", None) is None:
         config.option.nbval_sanitize_with = str(SANITIZER)
     # Every server started in this run (from tests or notebook kernels) inherits this tag.
     os.environ.setdefault(RUN_VAR, secrets.token_hex(8))
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by these markers
+def pytest_collection_modifyitems(config, items):
+    _layers.mark(items, config.rootpath)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    _layers.watch(item)
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    try:
+        return (yield)
+    finally:
+        _layers.judge(item)
 
 
 def surviving_servers(tag: str | None = None) -> list[tuple[int, str]]:
