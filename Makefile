@@ -51,7 +51,7 @@ instructor: $(STAMP)
 ##       real-browser check (two chapters with widgets, and the stale-widget probe)
 BROWSER_SMOKE := notebooks/00_orientation.ipynb notebooks/02_cursor_failures.ipynb
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --durations=25 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 --durations=25 $(addprefix --ignore=,$(PORTABLE_TESTS)) $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory portable
 	@if [ -x "$(CHROMIUM)" ]; then \
 	   $(MAKE) --no-print-directory slides-check && \
@@ -65,7 +65,8 @@ check: $(STAMP)
 
 ## portable: a few real-stdio test files as a Mac runs them: the temporary directory behind a
 ##           symlink (macOS's /var -> /private/var), so lab directories, logs and the sweep of
-##           what a server left behind are all found through it (make test runs this too)
+##           what a server left behind are all found through it (make test runs these files
+##           only here, so they run once)
 PORTABLE_TESTS ?= tests/test_walker.py tests/test_lab_exit.py tests/test_bundles.py
 portable: $(STAMP)
 	@tmp=$$(mktemp -d) && mkdir "$$tmp/private" && ln -s private "$$tmp/tmp" && \
