@@ -104,7 +104,8 @@ class BadMutant(CourseError):
 def _copy_course(target: Path) -> None:
     for name in COPIED:
         shutil.copytree(ROOT / name, target / name,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints"))
+                        # node_modules: chapter 11's installed peers (150 MB), which no probe runs
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "node_modules"))
 
 
 def _bound_names(body: list[ast.stmt]) -> set[str]:
