@@ -38,27 +38,38 @@ REQUEST_TIMEOUT = 30.0
 # --------------------------------------------------------------------------- plumbing
 
 class Scheduler:
-    """Runs click handlers as tasks on the kernel's event loop and remembers them."""
+    """Runs click handlers as tasks on the kernel's main event loop and remembers them.
+
+    JupyterLab sends widget messages over a kernel subshell (its ``commsOverSubshells`` setting,
+    on by default), and ipykernel 7 runs a button's callback on that subshell's own thread and
+    event loop. The widget's connection lives on the main loop, where the cell that made the
+    widget ran: a task started on the subshell's loop would wake the main loop's waiters with a
+    plain ``call_soon`` that does not wake a sleeping loop, so each click's page would appear only
+    when the next message arrived. Every task therefore starts on the loop the widget was made
+    on, from whichever thread the click came, through ``call_soon_threadsafe``.
+    """
 
     def __init__(self):
         try:
-            self._loop = asyncio.get_running_loop()
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
-            self._loop = None
+            self._loop = None  # made outside a loop: the first click's loop becomes the widget's
         self.pending: set[asyncio.Task] = set()
         self.failures: list[BaseException] = []
 
     def schedule(self, coro_fn: Callable[[], Awaitable[Any]]) -> None:
-        """Start ``coro_fn()`` as a task; never waits for it."""
+        """Start ``coro_fn()`` as a task on the widget's loop; never waits for it."""
         try:
-            loop = asyncio.get_running_loop()
+            running = asyncio.get_running_loop()
         except RuntimeError:
-            loop = self._loop
-            if loop is None:
-                raise RuntimeError("no event loop to run the widget's work on") from None
-            loop.call_soon_threadsafe(self._start, coro_fn)
-            return
-        self._start(coro_fn)
+            running = None
+        self._loop = self._loop or running
+        if self._loop is None:
+            raise RuntimeError("no event loop to run the widget's work on")
+        if self._loop is running:
+            self._start(coro_fn)
+        else:
+            self._loop.call_soon_threadsafe(self._start, coro_fn)
 
     def _start(self, coro_fn) -> None:
         task = asyncio.get_running_loop().create_task(coro_fn())
