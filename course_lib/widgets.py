@@ -5,7 +5,9 @@ Every widget drives real servers through ``course_lib.connect`` and never blocks
 * a connection that must live across button clicks belongs to one *owner task*
   (:class:`LiveLab`) that enters **and** exits the ``async with connect(...)`` block, so the
   SDK's cancel scopes open and close in the same task;
-* a click only schedules a coroutine on the running event loop and returns at once;
+* a click only schedules a coroutine and returns at once; the coroutine runs on the loop the
+  widget was made on (the kernel's main loop), whichever thread the click arrived on
+  (JupyterLab sends widget messages over a kernel subshell: see :class:`Scheduler`);
 * the same coroutines are public methods (``await stepper.next_page()``), so a notebook cell
   or a test can drive a widget without a browser, and ``await widget.settle()`` waits for
   whatever clicks scheduled.
