@@ -89,6 +89,11 @@ class ClickResult:
         return f"click {self.number} ({self.action}): " + (self.problem or f"answered in {self.seconds:.1f} s")
 
 
+def exact(label: str) -> re.Pattern:
+    """A control's label exactly (``next page``, not ``next page 2``), spaces around it aside."""
+    return re.compile(rf"^\s*{re.escape(label)}\s*$")
+
+
 def describe(action: tuple) -> str:
     return f"button {action[1]!r}" if action[0] == "click" else f"{action[1]} = {action[2]!r}"
 
@@ -105,7 +110,6 @@ async def drive(page, cell_index: int, steps: list[dict], budget: float) -> list
         if not mismatches(want, await page.evaluate(_SHOWN, cell_index)):
             result.problem = "what it expects is already shown before the click: the step proves nothing"
             break
-        exact = lambda label: re.compile(rf"^\s*{re.escape(label)}\s*$")
         started = time.monotonic()
         try:
             if action[0] == "click":
