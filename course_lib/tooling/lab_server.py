@@ -15,6 +15,8 @@ from pathlib import Path
 from course_lib.paths import ROOT
 
 # No news toasts; every cell kept in the page (the check reads and clicks cells by index).
+# Comms over kernel subshells stay at JupyterLab's default (one subshell per comm target), as a
+# student has them: the widgets must answer clicks that reach the kernel on a subshell.
 SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
