@@ -24,7 +24,6 @@ SETTINGS = {
 }
 
 
-
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
