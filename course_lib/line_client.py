@@ -275,8 +275,14 @@ class LineClient:
                         f"{self.reply_timeout:g} s", request_id=request_id)
 
     async def _read_line(self, request_id: int, method: str) -> bytes:
+        line = None
         try:
-            line = await self._stdout.receive_until(b"\n", self.max_line)
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._exit_watch, group.cancel_scope)
+                line = await self._stdout.receive_until(b"\n", self.max_line)
+                group.cancel_scope.cancel()
+            if line is None:  # the server exited; a helper it left may hold stdout open forever
+                raise anyio.EndOfStream
         except (anyio.EndOfStream, anyio.IncompleteRead):
             raise WireError("reply_timeout", f"the server closed stdout before replying to request "
                             f"{request_id} ({method})", request_id=request_id) from None
@@ -287,12 +293,18 @@ class LineClient:
         self.largest_line = max(self.largest_line, len(line))
         return line
 
+    async def _exit_watch(self, scope: anyio.CancelScope) -> None:
+        while self._process.returncode is None:
+            await anyio.sleep(0.05)
+        await anyio.sleep(0.2)  # what it wrote before exiting is still read
+        scope.cancel()
+
     async def _server_message(self, line: bytes) -> bool:
         """Record what the server sent on its own (and answer its requests); True if it was that."""
         try:
             message = json.loads(line)
         except ValueError:
-            if self.noise == "skip":
+            if self.noise == "skip" and not line.lstrip().startswith((b"{", b"[")):  # a broken frame is judged
                 self.noise_lines.append(line)
                 return True
             return False  # the checker names it: stdout_noise
