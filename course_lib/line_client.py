@@ -275,21 +275,23 @@ class LineClient:
                         f"{self.reply_timeout:g} s", request_id=request_id)
 
     async def _read_line(self, request_id: int, method: str) -> bytes:
-        line = None
-        try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(self._exit_watch, group.cancel_scope)
+        line, problem = None, "closed"  # no line: the server exited, and a helper may hold stdout open
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._exit_watch, group.cancel_scope)
+            try:
                 line = await self._stdout.receive_until(b"\n", self.max_line)
-                group.cancel_scope.cancel()
-            if line is None:  # the server exited; a helper it left may hold stdout open forever
-                raise anyio.EndOfStream
-        except (anyio.EndOfStream, anyio.IncompleteRead):
+            except (anyio.EndOfStream, anyio.IncompleteRead):
+                pass
+            except anyio.DelimiterNotFound:
+                problem = "too large"
+            group.cancel_scope.cancel()
+        if line is None and problem == "closed":
             raise WireError("reply_timeout", f"the server closed stdout before replying to request "
-                            f"{request_id} ({method})", request_id=request_id) from None
-        except anyio.DelimiterNotFound:
+                            f"{request_id} ({method})", request_id=request_id)
+        if line is None:
             raise WireError("frame_size", f"a line from the server passed {self.max_line} bytes while "
                             f"waiting for the reply to request {request_id} ({method})",
-                            request_id=request_id, limit=self.max_line) from None
+                            request_id=request_id, limit=self.max_line)
         self.largest_line = max(self.largest_line, len(line))
         return line
 
