@@ -25,8 +25,8 @@ import anyio
 import anyio.abc
 import psutil
 
-from course_lib._runtime import fastlaunch
-from course_lib._runtime.portable import pid_alive  # noqa: F401  (labs and proctree import it from here)
+from course_lib._runtime import fastlaunch, proctree
+from course_lib._runtime.portable import pid_alive  # noqa: F401  (labs imports it from here)
 from course_lib.errors import LaunchError
 from course_lib.paths import ROOT
 
@@ -124,8 +124,6 @@ class ServerProcess:
                 pass
             self._release()
             if self.workdir is not None:
-                from course_lib._runtime import proctree  # noqa: PLC0415 (imports this module)
-
                 self.swept = tuple(await proctree.sweep(self.pid, self.workdir, spare=frozenset({self.pid}),
                                                         since=self.started))
             return self.swept
