@@ -25,7 +25,7 @@ import anyio
 import anyio.abc
 import psutil
 
-from course_lib._runtime import fastlaunch, proctree
+from course_lib._runtime import fastlaunch, interrupts, proctree
 from course_lib._runtime.portable import pid_alive  # noqa: F401  (labs imports it from here)
 from course_lib.errors import LaunchError
 from course_lib.paths import ROOT
@@ -163,6 +163,7 @@ async def launch(argv: Sequence[str], workdir: Path, *, fast: bool = False, env:
     with open(workdir / STDERR_LOG, "wb") as errlog:
         process = await spawn(argv, server_env(workdir, env), Path(cwd or ROOT), errlog, fast=fast)
     process.workdir, process.started = workdir, started
+    interrupts.note_process(process.pid)  # an interrupt's line checks that it is gone
     return process
 
 
