@@ -23,7 +23,6 @@ from mcp.shared.message import SessionMessage
 
 from course_lib.errors import CourseError, LabTimeout, LaunchError, ProtocolViolation, ServerCrashed, unwrap
 from course_lib.protocol import ERAS
-from course_lib._runtime import interrupts
 from course_lib._runtime.process import (EXIT_GRACE, STDERR_LOG, TERM_GRACE, ServerProcess,  # noqa: F401
                                          course_server_argv, pid_alive, started_server, wait_ready)
 
@@ -356,42 +355,30 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
     def not_ready(timeout: float) -> LabTimeout:
         return LabTimeout(f"the server was not ready within the {timeout:g} s start-up budget", budget="startup")
 
-    process: ServerProcess | None = None
-    with interrupts.running("lab", _lab_name(argv)):
-        try:
-            with anyio.fail_after(lab_timeout):
-                async with started_server(argv, fast=isinstance(server, str), env=env, cwd=cwd,
-                                          on_stopped=stopped) as process:
-                    lab.workdir = process.workdir
-                    lab.pid = process.pid
-                    lab.launch_path = process.launch_path
-                    try:
-                        if isinstance(server, str):
-                            await wait_ready(process, startup_timeout, on_exit=crashed, on_timeout=not_ready)
-                        client = Client(_tap(lab, process), mode=era, read_timeout_seconds=startup_timeout,
-                                        **client_options)
-                        async with client:
-                            lab.client = client
-                            lab.protocol_version = client.protocol_version
-                            lab._arm_request_budget(request_timeout)
-                            yield lab
-                    except BaseException:
-                        await process.stop()  # what the server did is known before it is explained
-                        lab.returncode = process.returncode
-                        raise
-        except BaseException as exc:
-            translated = _translate(exc, lab, request_timeout, lab_timeout)
-            if translated is exc:
-                raise
-            raise translated from None
+    try:
+        with anyio.fail_after(lab_timeout):
+            async with started_server(argv, fast=isinstance(server, str), env=env, cwd=cwd,
+                                      on_stopped=stopped) as process:
+                lab.workdir = process.workdir
+                lab.pid = process.pid
+                lab.launch_path = process.launch_path
+                try:
+                    if isinstance(server, str):
+                        await wait_ready(process, startup_timeout, on_exit=crashed, on_timeout=not_ready)
+                    client = Client(_tap(lab, process), mode=era, read_timeout_seconds=startup_timeout,
+                                    **client_options)
+                    async with client:
+                        lab.client = client
+                        lab.protocol_version = client.protocol_version
+                        lab._arm_request_budget(request_timeout)
+                        yield lab
+                except BaseException:
+                    await process.stop()  # what the server did is known before it is explained
+                    lab.returncode = process.returncode
+                    raise
+    except BaseException as exc:
+        translated = _translate(exc, lab, request_timeout, lab_timeout)
+        if translated is exc:
+            raise
+        raise translated from None
 
-
-def _lab_name(argv: list[str]) -> str:
-    """How the interrupt line names a lab: a course server by its name and options, any other
-    server by its command line (the interpreter's path shortened to its name)."""
-    if argv[1:3] == ["-m", "course_lib.servers"]:
-        words = argv[3:]
-    else:
-        words = [Path(argv[0]).name, *argv[1:]]
-    name = " ".join(words)
-    return name if len(name) <= 60 else name[:59] + "…"

@@ -292,12 +292,13 @@ def _warm() -> None:
     from mcp.server import Server
     import mcp.server.stdio  # noqa: F401
     import course_lib.servers._base  # noqa: F401
+    from course_lib.protocol import BOTH_ERAS
 
     async def on_list_tools(ctx, params):
         return types.ListToolsResult(tools=[types.Tool(name="warm", input_schema={"type": "object"})])
 
     async def exchange() -> None:
-        for mode in ("legacy", "2026-07-28"):
+        for mode in BOTH_ERAS:
             async with Client(Server("warm-up", on_list_tools=on_list_tools), mode=mode) as client:
                 await client.list_tools()
 

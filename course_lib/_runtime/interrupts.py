@@ -6,15 +6,21 @@ thrown into a cell that runs top-level ``await`` (it cancels the cell's task), a
 open, and each lab's lifecycle stops its server on the way out; what reaches the top of the cell
 is then a bare traceback, longer than a screen, that says nothing of the servers.
 
-So every lab (``labs.connect``) and every grader check runs inside ``running(kind, name)``, and
-every process ``launch`` starts is noted in what runs around it. When an interrupt unwinds a
-``running`` block, the block is recorded as stopped. The handler installed in an IPython kernel
+So every lab (``process.started_server``, under ``labs.connect`` and every other client) and every
+grader check runs inside ``running(kind, name)``, and every process ``launch`` starts is noted in
+what runs around it. When an interrupt unwinds a ``running`` block, the block is recorded as
+stopped. The handler installed in an IPython kernel
 (``set_custom_exc``) prints, for an interrupt that stopped course work in this cell, one line:
 
     Interrupted: lab `catalog --mode cycle` stopped; its server processes are gone.
 
 after checking that they are gone (otherwise the line names the pids still running). Any other
 interrupt, and every other error, keeps its normal traceback.
+
+A grader names its check around the work it runs (its labs nest inside and are not repeated):
+
+    with interrupts.running("check", "exercise 3: bound cursors"):
+        ...   # "Interrupted: check `exercise 3: bound cursors` stopped; its server processes are gone."
 """
 from __future__ import annotations
 

@@ -239,15 +239,6 @@ def run_baseline(probe: str, *, timeout: float = PROBE_TIMEOUT) -> Outcome:
                    f"baseline failed: {report.get('status')}: {report.get('detail', report.get('message', ''))}")
 
 
-def run_all(mutants: list[Mutant], *, baseline: bool = True, timeout: float = PROBE_TIMEOUT) -> list[Outcome]:
-    """Every probe's baseline (once each) followed by every mutant, in order."""
-    outcomes = []
-    if baseline:
-        for probe in dict.fromkeys(m.probe for m in mutants):
-            outcomes.append(run_baseline(probe, timeout=timeout))
-    return outcomes + [run_mutant(m, timeout=timeout) for m in mutants]
-
-
 def outcome_table(mutants: list[Mutant], outcomes: list[Outcome]):
     """Mutant, edited file, designated check and verdict, one row each (``failures_seen`` has the rest)."""
     from course_lib.display import Table
