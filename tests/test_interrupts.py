@@ -20,7 +20,7 @@ def stopped_by(exc: BaseException, *blocks: tuple[str, str], pid: int | None = N
 
     with pytest.raises(type(exc)):
         enter(list(blocks))
-    return [a for a in interrupts._stopped if a.stopped_by is exc]
+    return [a for a in interrupts._stopped if a.stopped_by == id(exc)]
 
 
 def test_a_check_and_its_lab_are_named_once():

@@ -44,7 +44,7 @@ class Activity:
     name: str
     outer: Activity | None = None
     pids: list[int] = field(default_factory=list)
-    stopped_by: BaseException | None = None  # the interrupt that unwound it
+    stopped_by: int | None = None  # id() of the interrupt that unwound it (not the exception: its frames)
 
     @property
     def label(self) -> str:
@@ -53,6 +53,7 @@ class Activity:
 
 _active: contextvars.ContextVar[tuple[Activity, ...]] = contextvars.ContextVar("course_activities", default=())
 _stopped: list[Activity] = []  # stopped by an interrupt since the current cell began
+_KEPT = 100
 
 
 @contextmanager
@@ -67,8 +68,9 @@ def running(kind: str, name: str) -> Iterator[Activity]:
     try:
         yield activity
     except INTERRUPTS as exc:
-        activity.stopped_by = exc
+        activity.stopped_by = id(exc)
         _stopped.append(activity)
+        del _stopped[:-_KEPT]  # outside a kernel no cell start clears them
         raise
     finally:
         if _active.get()[-1:] == (activity,):  # not so when a block ends in another task than it began
@@ -110,10 +112,12 @@ def _begin_cell(*_args) -> None:
 
 
 def _handler(shell, etype, value, tb, tb_offset=None):
-    line = summary([a for a in _stopped if a.stopped_by is value]) if isinstance(value, INTERRUPTS) else None
+    line = None
+    if isinstance(value, INTERRUPTS):
+        line = summary([a for a in _stopped if a.stopped_by == id(value)])
     _stopped.clear()
     if line is None:
-        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)  # as without us
     else:
         # An error output whose traceback is the one line: the cell counts as failed (Run All
         # stops there), and the line is all it shows.
