@@ -103,8 +103,9 @@ class BadMutant(CourseError):
 
 def _copy_course(target: Path) -> None:
     for name in COPIED:
+        # Not the Node peers (150 MB; no probe runs them): copying them made each mutant slow.
         shutil.copytree(ROOT / name, target / name,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints"))
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "node_modules"))
 
 
 def _bound_names(body: list[ast.stmt]) -> set[str]:
