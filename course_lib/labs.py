@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -26,8 +24,8 @@ from mcp.shared.message import SessionMessage
 from course_lib.errors import (CatalogError, CourseError, EraNotSupported, LabTimeout, LaunchError, ProtocolViolation,
                                ServerCrashed, unwrap)
 from course_lib.protocol import ERAS, META_SERVER_INFO, MODERN_VERSION
-from course_lib._runtime.process import (EXIT_GRACE, STDERR_LOG, TERM_GRACE, _POLL, ServerProcess,  # noqa: F401
-                                         course_server_argv, launch, pid_alive)
+from course_lib._runtime.process import (EXIT_GRACE, STDERR_LOG, TERM_GRACE, ServerProcess,  # noqa: F401
+                                         course_server_argv, pid_alive, started_server, wait_ready)
 
 
 # After the server process has exited, what it wrote before exiting is still read for this long;
@@ -118,7 +116,7 @@ class Wire:
 class Lab:
     """What a lab block sees: the client, the session, the wire, the server's stderr."""
 
-    def __init__(self, argv: list[str], era: str, workdir: Path):
+    def __init__(self, argv: list[str], era: str, workdir: Path | None):
         self.argv = argv
         self.era = era
         self.workdir = workdir
@@ -279,22 +277,6 @@ async def _tap(lab: Lab, process: ServerProcess) -> AsyncIterator[tuple]:
             tg.cancel_scope.cancel()
 
 
-async def _wait_ready(lab: Lab, process: ServerProcess, timeout: float) -> None:
-    """Wait until a course server says it is about to serve (its ``ready`` file exists).
-
-    This keeps start-up cost out of the first request's budget in both eras.
-    """
-    ready = lab.workdir / "ready"
-    with anyio.move_on_after(timeout):
-        while not ready.exists():
-            if process.returncode is not None:
-                lab.returncode = process.returncode
-                raise ServerCrashed(f"before it was ready: {_describe_exit(lab)}", returncode=process.returncode)
-            await anyio.sleep(_POLL)
-        return
-    raise LabTimeout(f"the server was not ready within the {timeout:g} s start-up budget", budget="startup")
-
-
 def _describe_exit(lab: Lab) -> str:
     last = [ln for ln in lab.stderr.splitlines() if ln.strip()]
     tail = f": {last[-1].strip()}" if last else ""
@@ -411,36 +393,45 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
         argv = [str(a) for a in server] + list(args)
         if not argv:
             raise ValueError("server argv is empty")
-    workdir = Path(tempfile.mkdtemp(prefix="course-lab-"))
-    lab = Lab(argv, era, workdir)
+    lab = Lab(argv, era, None)
     lab.noise_policy, lab.max_frame_bytes = noise, max_frame_bytes
-    process: ServerProcess | None = None
+
+    def stopped(process: ServerProcess) -> None:  # before the lab directory goes
+        lab.swept = list(process.swept)
+        lab.returncode, lab.forced_stop = process.returncode, process.forced
+        lab._keep_files()
+
+    def crashed(process: ServerProcess) -> ServerCrashed:
+        lab.returncode = process.returncode
+        return ServerCrashed(f"before it was ready: {_describe_exit(lab)}", returncode=process.returncode)
+
+    def not_ready(timeout: float) -> LabTimeout:
+        return LabTimeout(f"the server was not ready within the {timeout:g} s start-up budget", budget="startup")
+
     try:
-        try:
-            with anyio.fail_after(lab_timeout):
-                process = await launch(argv, workdir, fast=isinstance(server, str), env=env, cwd=cwd)
+        with anyio.fail_after(lab_timeout):
+            async with started_server(argv, fast=isinstance(server, str), env=env, cwd=cwd,
+                                      on_stopped=stopped) as process:
+                lab.workdir = process.workdir
                 lab.pid = process.pid
                 lab.launch_path = process.launch_path
-                if isinstance(server, str):
-                    await _wait_ready(lab, process, startup_timeout)
-                client = Client(_tap(lab, process), mode=era, read_timeout_seconds=startup_timeout,
-                                **client_options)
-                async with client:
-                    lab.client = client
-                    lab.protocol_version = client.protocol_version
-                    lab._arm_request_budget(request_timeout)
-                    yield lab
-        except BaseException as exc:
-            if process is not None:
-                await process.stop()
-                lab.returncode, lab.forced_stop = process.returncode, process.forced
-            translated = _translate(exc, lab, request_timeout, lab_timeout)
-            if translated is exc:
-                raise
-            raise translated from None
-    finally:
-        if process is not None:
-            lab.swept = list(await process.stop())
-            lab.returncode, lab.forced_stop = process.returncode, process.forced
-        lab._keep_files()
-        shutil.rmtree(workdir, ignore_errors=True)
+                try:
+                    if isinstance(server, str):
+                        await wait_ready(process, startup_timeout, on_exit=crashed, on_timeout=not_ready)
+                    client = Client(_tap(lab, process), mode=era, read_timeout_seconds=startup_timeout,
+                                    **client_options)
+                    async with client:
+                        lab.client = client
+                        lab.protocol_version = client.protocol_version
+                        lab._arm_request_budget(request_timeout)
+                        yield lab
+                except BaseException:
+                    await process.stop()  # what the server did is known before it is explained
+                    lab.returncode, lab.forced_stop = process.returncode, process.forced
+                    raise
+    except BaseException as exc:
+        translated = _translate(exc, lab, request_timeout, lab_timeout)
+        if translated is exc:
+            raise
+        raise translated from None
+
