@@ -76,7 +76,7 @@ class QuestionView(W.VBox):
     """One question: its text, one button per choice, and the feedback of the last click."""
 
     def __init__(self, number: int, question: Question):
-        self.number, self._question = number, question
+        self.number, self.question = number, question
         self.prompt = W.HTML(f"<b>{number}.</b> {html.escape(question.text, quote=False)}")
         self.buttons = [W.Button(description=choice, layout=W.Layout(width="auto")) for choice in question.choices]
         for button in self.buttons:
@@ -90,7 +90,7 @@ class QuestionView(W.VBox):
 
     def choose(self, choice: str) -> str:
         """Answer with ``choice`` (what a click on its button does): ``"right"`` or ``"wrong"``."""
-        q = self._question
+        q = self.question
         self.verdict = RIGHT if choice == q.answer else WRONG
         for button in self.buttons:
             button.button_style = "" if button.description != choice else \
@@ -129,7 +129,7 @@ class SelfCheck(FirstState, W.VBox):
         choices, wrapped at 100 characters; no answer."""
         lines = [f"Self-check, chapter {self.chapter}: click an answer in JupyterLab; each click says right or wrong."]
         for view in self.questions:
-            q = view._question
+            q = view.question
             lines += textwrap.wrap(f"{view.number}. {q.text}", WIDTH, subsequent_indent="   ")
             lines += textwrap.wrap("   ".join(f"[{chr(97 + i)}] {c}" for i, c in enumerate(q.choices)), WIDTH,
                                    initial_indent="   ", subsequent_indent="   ")
