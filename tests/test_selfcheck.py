@@ -9,6 +9,7 @@ import re
 import nbformat
 import pytest
 from IPython.core.formatters import DisplayFormatter
+from test_student_copy import strings
 
 from course_lib import selfcheck
 from course_lib.paths import NOTEBOOKS
@@ -28,18 +29,6 @@ def words(text: str) -> str:
 def visible(markup: str) -> str:
     """The words an HTML fragment shows."""
     return words(html.unescape(re.sub(r"<[^>]+>", " ", markup)))
-
-
-def strings(node):
-    """Every string in a notebook (sources, outputs, metadata)."""
-    if isinstance(node, str):
-        yield node
-    elif isinstance(node, dict):
-        for value in node.values():
-            yield from strings(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from strings(value)
 
 
 def sections(nb) -> dict[str, list[str]]:
