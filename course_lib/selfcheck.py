@@ -127,7 +127,9 @@ class SelfCheck(FirstState, W.VBox):
     def text(self) -> str:
         """The plain-text form (a saved notebook's ``text/plain``): the questions and their
         choices, wrapped at 100 characters; no answer."""
-        lines = [f"Self-check, chapter {self.chapter}: click an answer in JupyterLab; each click says right or wrong."]
+        # The widgets' placeholder words: the slides check counts this output among the widget stills.
+        lines = [f"Self-check, chapter {self.chapter} "
+                 "(run the cell in JupyterLab to answer: a click says right or wrong)"]
         for view in self.questions:
             q = view.question
             lines += textwrap.wrap(f"{view.number}. {q.text}", WIDTH, subsequent_indent="   ")
