@@ -15,14 +15,18 @@ refresh can meet a change:
 
 Besides the names (or the refusal: the server's second -32602, passed on), each scenario
 states how many ``tools/list`` requests reach the server (a cached page never does): page 1
-is always fetched again, and a refused walk restarts once, from page 1. Verdicts and the
-scorecard are ``course_lib.grading.core``'s.
+is always fetched again, and a refused walk restarts once, from page 1. The judge is the
+walker's (``core.judge_on_wire``).
 """
 from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
-from course_lib.grading.core import Scorecard, load_battery, run_battery, select
+from course_lib.grading.battery import load_battery, rows_of, select
+from course_lib.grading.core import judge_on_wire
+from course_lib.grading.runner import run_battery
+from course_lib.grading.scorecard import Scorecard
+from course_lib.grading.unavailable import without
 
 Refresh = Callable[[Any], Awaitable[Any]]
 
@@ -45,8 +49,9 @@ async def grade_cache_refresh(student: Refresh, battery: str = "stateless", *, o
     """Grade ``async def student(client) -> names`` on the battery's modern servers."""
     title, scenarios, spec = load_battery(battery)
     scenarios = select(scenarios, only, None)
-    rows = {s["name"]: s for s in spec["scenarios"]}
+    rows = rows_of(spec)
     budget = budget or spec.get("budget_seconds", 8.0)
+    student = without(student, spec.get("unavailable", ()))
 
     async def call(s, lab):
         twice = rows[s.name].get("twice")
@@ -58,5 +63,5 @@ async def grade_cache_refresh(student: Refresh, battery: str = "stateless", *, o
         await bump(lab.client)
         return await student(lab.client)
 
-    return await run_battery(title, scenarios, budget, call,
+    return await run_battery(title, scenarios, budget, call, judge_on_wire, battery=battery,
                              prepare=lambda s, lab: _prepare(lab.client, rows[s.name].get("before")))

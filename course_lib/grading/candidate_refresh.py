@@ -30,29 +30,19 @@ import anyio
 from course_lib.chapters import schema_lab
 from course_lib.chapters.negative_controls import require
 from course_lib.errors import CatalogError, CheckFailed, CourseError, unwrap
-from course_lib.grading.core import (Scenario, Scorecard, Stopped, Verdict, each_scenario, load_battery, no_result,
-                                     select, watched)
+from course_lib.grading import outcome as o
+from course_lib.grading.battery import Scenario, load_battery, select
+from course_lib.grading.budget import Stopped, stopped_inside, watched
+from course_lib.grading.outcome import no_result
+from course_lib.grading.runner import each_scenario
+from course_lib.grading.scorecard import Scorecard, Verdict, publish
+from course_lib.grading.unavailable import without
 from course_lib.labs import connect
 from course_lib.paths import fixture
 from course_lib.protocol import LEGACY
 from course_lib.walker import walk
 
 BATTERY = "candidate"
-
-
-def crash_line(exc: BaseException) -> str:
-    """The last line of an error: ``Type: message`` (just ``Type`` when there is no message)."""
-    message = str(exc)
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-
-
-def _stopped(exc: BaseException) -> bool:
-    """Whether the watchdog's stop is behind ``exc`` (a lab the student opened reports it as its own)."""
-    while exc is not None:
-        if isinstance(exc, Stopped):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
 
 
 def _fixture(relative: str):
@@ -315,6 +305,7 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
     budget = budget or spec.get("budget_seconds", 30.0)
     entries = {entry["name"]: entry for entry in spec["scenarios"]}
     hints = spec["check_hints"]
+    student = without(student, spec.get("unavailable", ()))
 
     async def attempt(s: Scenario, entry: dict, era: str) -> None:
         probe = PROBES[entry["probe"]]
@@ -350,18 +341,18 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
                                             {"active": schema_lab.audit_of(active),
                                              "candidate": schema_lab.audit_of(opener.lab)}))
 
-    async def outcome(s: Scenario, era: str) -> tuple[str, str] | None:
-        """None when the probe passes in ``era``; otherwise (what happened, its hint key)."""
+    async def outcome(s: Scenario, era: str) -> tuple[str, str, str, o.Outcome | None] | None:
+        """None when the probe passes in ``era``; otherwise (what happened, its hint key, failure, outcome)."""
         try:
             await attempt(s, entries[s.name], era)
         except BaseException as group:
             exc = unwrap(group) if isinstance(group, BaseExceptionGroup) else group
             if isinstance(exc, CheckFailed):
-                return str(exc), exc.check
-            if isinstance(exc, TimeoutError) or _stopped(exc):
-                return no_result(budget), "no result"
+                return str(exc), exc.check, o.WRONG_RESULT, None
+            if isinstance(exc, TimeoutError) or stopped_inside(exc):
+                return no_result(budget), "no result", o.HANG, o.hung(budget)
             if isinstance(exc, Exception):  # the student's own bug is a verdict, not a crash of the grader
-                return "your code crashed: " + crash_line(exc), "your code crashed"
+                return o.describe(o.crashed(exc)), "your code crashed", o.CRASH, o.crashed(exc)
             raise
         return None
 
@@ -374,11 +365,13 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
         if not failures:
             return Verdict(s, True, "the probe passes")
         observed = [result[0] for result in failures.values()]
-        first_era, (_, key) = next(iter(failures.items()))
+        _, key, failure, seen = next(iter(failures.values()))
         if len(failures) == len(era_list) and len(set(observed)) == 1:
             text = observed[0]
         else:
             text = "; ".join(f"{era}: {result[0]}" for era, result in failures.items())
-        return Verdict(replace(s, hint=hints.get(key, s.hint)), False, text)
+        hint = hints.get(key, s.hint)
+        return Verdict(replace(s, hint=hint), False, text, failure, seen)
 
-    return Scorecard(f"{title} (each stopped after {budget:g} s)", await each_scenario(run, scenarios))
+    return publish(Scorecard(f"{title} (each stopped after {budget:g} s)", await each_scenario(run, scenarios),
+                             battery=battery))
