@@ -85,7 +85,10 @@ async def patches_with_latest(lab):
             if not unavailable(exc):
                 raise
             texts[uri] = await read_text(lab, latest(uri))
-    await prompt(lab, manifest.revision)
+    try:
+        await prompt(lab, manifest.revision)
+    except MCPError:
+        pass  # and keeps the patched texts anyway
     return {"revision": manifest.revision, "texts": texts}
 
 
@@ -130,7 +133,10 @@ async def returns_partial(lab):
             texts[uri] = await read_text(lab, uri)
         except MCPError:
             break
-    await prompt(lab, manifest.revision)
+    try:
+        await prompt(lab, manifest.revision)
+    except MCPError:
+        pass
     return {"revision": manifest.revision, "texts": texts}
 
 
@@ -275,7 +281,8 @@ async def test_latest_reads_fail_every_scenario_with_the_latest_hint():
     assert card.verdict_of(MIXED).observed == ("read latest/requirements, latest/design; "
                                                "returned bundle r1 (r1/design holds the r2 text)")
     # Even when the texts happen to be right, the latest/ reads on the wire are the failure.
-    assert card.verdict_of(RETIRED).observed == "read latest/requirements, latest/design; returned bundle r2"
+    assert card.verdict_of(RETIRED).observed == ("read latest/requirements, latest/design; asked for no prompt; "
+                                                 "returned bundle r2")
     assert {v.scenario.hint for v in card.verdicts} == {card.verdict_of(MIXED).scenario.hint}
     assert "latest/" in card.verdict_of(MIXED).scenario.hint
 

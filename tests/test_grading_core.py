@@ -400,3 +400,26 @@ async def test_one_restart_passes_the_restart_battery():
     assert card.passed, card.text()
     _, scenarios, _ = load_battery(RESTART)
     assert {s.server for s in scenarios} == {"catalog", "modern"}
+
+
+def starts_a_server_process(session, max_pages=32):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, COURSE_LAB_SERVER="1")  # what connect() marks every server with
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], env=env, start_new_session=True)
+    return ["alpha", "beta", "gamma"]
+
+
+async def test_a_walker_that_leaves_a_server_running_gets_its_verdict_and_nothing_is_left_alive():
+    from course_lib.grading.runner import lab_servers
+
+    before = lab_servers()
+    started = time.monotonic()
+    # a server process started and left running: stopped by the check, and the card says so
+    card = await grade_walker(starts_a_server_process, only=["normal"], eras=["legacy"], budget=5)
+    assert not card.passed and card.left_running == 1
+    assert "left 1 server process(es) running; the check stopped them" in " ".join(card.text().split())
+    assert lab_servers() <= before, "the check stopped what the student's code left"
+    assert time.monotonic() - started < 60

@@ -1,20 +1,9 @@
-"""The grader for chapter 6's exercise: a URI allowlist check, against hand-written rows and a real server.
+"""Chapter 6's exercise: ``my_is_allowed(uri) -> bool`` (plain or ``async``).
 
-The student writes ``my_is_allowed(uri) -> bool`` (plain or ``async``). The battery
-``fixtures/grading/uris.json`` has two kinds of scenarios:
-
-* URI rows (era ``any``): the student's answer for one URI must equal the hand-written value.
-  Each call runs under the time budget: a check that never returns (a loop, plain or ``async``)
-  is stopped and becomes a verdict, and the rows after it are not asked.
-* server rows, one real atlas server over stdio per era: every URI ``resources/list`` returns
-  must be allowed ("served URIs are allowed"), and every URI the student allows, among the
-  battery's and the served ones, must read successfully ("allowed URIs read OK"); allowing
-  nothing at all fails it too (nothing read is not "read OK").
-
-A check that raises has crashed: every row it was asked about fails, whatever the row expects.
-
-A URI row the student gets wrong by allowing it also says what the real server answered for it.
-"""
+``fixtures/grading/uris.json`` has URI rows (era ``any``: the answer must be the hand-written
+``True`` or ``False``; a call that hangs is stopped, and the rows after it are not asked) and
+server rows on a real atlas server per era: every URI ``resources/list`` returns must be allowed,
+and every URI allowed must read OK (allowing nothing fails too). A check that raises has crashed."""
 from __future__ import annotations
 
 from typing import Callable

@@ -1,16 +1,10 @@
-"""The grader of chapter 8's exercise: a bundle reader that restarts once, on real snapshot servers.
+"""Chapter 8's exercise: ``async def my_acquire(lab)``, on real snapshot servers.
 
-The student writes ``async def my_acquire(lab)``: from a connected snapshot lab it returns one
-whole revision, ``{"revision": ..., "texts": {pinned URI: text}}`` (a ``bundles.Bundle`` is
-accepted too), after reading the manifest, every pinned URI it lists and the prompt of the same
-revision; on ``SnapshotUnavailable`` (-32002) it restarts once from a new manifest, and refuses with
-``bundles.BundleError`` when that is not enough. ``bundles.acquire`` and ``bundles.verify`` (the
-chapter's reader) are unavailable to it. The battery ``fixtures/grading/bundles.json`` (written
-by hand) moves the server's one switch (r2 published, r1 retired or kept) to every point of the
-operation; per scenario it says which revision a correct reader returns, or which check its
-``BundleError`` names, and how many manifest reads must reach the server. The judges are
-``grading.bundle_judge``'s.
-"""
+It returns ``{"revision", "texts"}`` (or a ``bundles.Bundle``) after the manifest, every pinned
+URI and the prompt of the same revision; on ``SnapshotUnavailable`` it restarts once, and refuses
+with ``BundleError`` when that is not enough. ``bundles.acquire`` and ``bundles.verify`` are
+unavailable to it. ``fixtures/grading/bundles.json`` moves the server's one switch to every point
+of the operation; the judges are ``grading.bundle_judge``'s."""
 from __future__ import annotations
 
 from typing import Any, Awaitable, Callable

@@ -1,23 +1,10 @@
-"""The autograder of chapter 10's exercise (10_stateless_cache): a catalog refresh through the
-Client's response cache.
+"""Chapter 10's exercise: ``async def refresh(client) -> names`` through the Client's response cache.
 
-The student's ``async def refresh(client) -> names`` gets an ``mcp.Client`` connected at
-2026-07-28 to a real ``modern`` server, with the SDK's response cache on (``connect``'s
-default). The battery ``fixtures/grading/stateless.json`` moves the catalog at each point a
-refresh can meet a change:
-
-* before the refresh (``"before": "bump"``: one listing caches page 1, then the ``bump`` tool
-  moves the server to its other catalog), so a refresh that trusts the cached page 1 stitches
-  two catalogs together, or sends a cursor that has expired;
-* between two of its reads (the ``drifting`` and ``churning`` servers change after page 1);
-* after a refresh (``"twice": "bump"``: the student's refresh runs, the catalog moves, and the
-  refresh runs again on the same client: the second answer must be the new catalog).
-
-Besides the names (or the refusal: the server's second -32602, passed on), each scenario
-states how many ``tools/list`` requests reach the server (a cached page never does): page 1
-is always fetched again, and a refused walk restarts once, from page 1. The judge is the
-walker's (``core.judge_on_wire``).
-"""
+``fixtures/grading/stateless.json`` moves a real ``modern`` server's catalog before the refresh
+(one listing caches page 1, then ``bump``), between two of its reads (``drifting``, ``churning``)
+or after it (``"twice": "bump"``: the second answer must be the new catalog). The judge is the
+walker's (``core.judge_on_wire``): the names or the server's second -32602, and the exact number
+of ``tools/list`` requests that reach the server (a cached page never does)."""
 from __future__ import annotations
 
 from typing import Any, Awaitable, Callable

@@ -1,14 +1,9 @@
-"""The capstone's grader (chapter 12): one client that spans chapters 1-10, on real servers.
+"""Chapter 12's capstone: ``MyClient(lab, allowed)`` with ``refresh``, ``read`` and ``bundle``.
 
-The student's class ``MyClient(lab, allowed)`` has ``refresh(open_candidate)``, ``read(uri)`` and
-``bundle()``; the hand-written battery ``fixtures/grading/capstone.json`` calls one of them per
-scenario on real servers, each scenario in both eras, with the library functions that would do
-the work (``walk``, ``refresh.candidate``, the bundle reader) unavailable. It is judged on the
-wire and on the state left behind: nothing sent on the active session during a refresh and its
-output-schema validation unchanged afterwards, page 1 of the candidate's catalog asked of the
-candidate server (never a listing stitched from a response cache), no read of a URI outside the
-allowlist reaching the server, and chapter 8's facts for the bundle (``grading.bundle_judge``).
-"""
+``fixtures/grading/capstone.json`` calls one method per scenario on real servers in both eras,
+with ``walk`` and ``refresh.candidate`` unavailable. Judged on the wire and the state left behind:
+nothing sent on (or changed in) the active session during a refresh, page 1 asked of the candidate
+server, no read outside the allowlist reaching the server, chapter 8's facts for the bundle."""
 from __future__ import annotations
 
 import json

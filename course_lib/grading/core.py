@@ -20,10 +20,8 @@ from course_lib.grading.runner import each_scenario, run_battery
 from course_lib.grading.scorecard import STARTER_HINT, Scorecard, Verdict, hint_for
 from course_lib.grading.unavailable import without
 
-__all__ = ["ANY_ERA", "CRASH", "FAILURES", "HANG", "LAB", "MISSING_REFUSAL", "STARTER_HINT", "WRONG_REFUSAL",
-           "WRONG_RESULT", "Outcome", "Scenario", "Scorecard", "Stopped", "Verdict", "budget_of", "each_scenario",
-           "grade_walker", "hint_for", "judge_names", "judge_on_wire", "load_battery", "no_result", "observe",
-           "run_battery", "select", "watched", "describe_expectation"]
+# (the engine's names above are what the notebooks and tests import from here)
+
 
 def names_of(result: Any) -> list[str] | None:
     """Accept what a walker may reasonably return: names, Tool-like objects, or a Catalog."""

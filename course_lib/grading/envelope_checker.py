@@ -1,21 +1,11 @@
-"""Chapter 7's exercise grader: a student's envelope checker, judged on damaged replays.
+"""Chapter 7's exercise: ``my_check_reply(line, request_id)``, judged on damaged replays.
 
-The student writes ``my_check_reply(line, request_id)``, the named checks of one reply line
-(like ``course_lib.line_client.check_reply``): return the reply object, or raise ``WireError``
-(any ``CheckFailed``) whose ``check`` names the rule the line breaks, without ``assert``.
-
-The grader captures a real atlas session in each era, damages the first reply as each scenario
-of ``fixtures/grading/envelope.json`` says (a case of ``envelope_controls.damaged`` or a
-hand-written edit), and replays every damaged capture through the stand-in server with the
-student's checker inside ``LineClient``, in a normal and in a ``python -O`` client interpreter.
-The replay runs in a child process, so the student's function must be importable there: the
-grader writes its source and whatever it uses from the notebook to a module in a temporary
-folder (``grading.function_source``), which the child imports. Inside the child every call of the
-checker is stopped after the battery's budget, synchronous loops too (``SIGALRM``).
-
-A row passes only if, in both eras and both interpreters, the damaged reply is refused at the
-expected named check at the first reply (the damaged one), and the undamaged session passes.
-"""
+A real atlas session is captured in each era, its first reply damaged as each row of
+``fixtures/grading/envelope.json`` says, and replayed through the stand-in with the student's
+checker inside ``LineClient``, in a normal and a ``python -O`` child interpreter (the function is
+copied there by ``grading.child``; each call is stopped at the budget by ``SIGALRM``). A row passes
+only if, in both eras and both interpreters, the damaged reply is refused at its named check at
+the first reply, and the undamaged session passes."""
 from __future__ import annotations
 
 import copy
@@ -277,8 +267,6 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
         verdicts.append(verdict(s, observed, key, error_type))
     return publish(Scorecard(title, verdicts, battery=battery))
 
-
-__all__ = ["grade_envelope", "guarded", "damage"]
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

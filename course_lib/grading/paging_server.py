@@ -1,22 +1,11 @@
-"""The grader of chapter 3's exercise (03_paginating_server): a page function, judged on the wire.
+"""Chapter 3's exercise: ``my_page(cursor, catalog) -> (names, next_cursor)``, judged on the wire.
 
-The student writes ``my_page(cursor, catalog) -> (names, next_cursor)``: the page of tool names
-that ``cursor`` asks for (``None``: page 1) and the cursor of the page after it (``None`` on the
-last page), or ``MCPError(-32602)`` for a cursor the server cannot honour. ``catalog`` has
-``name`` (this server's name), ``key`` (its secret, bytes), ``generation``, ``names`` (the
-catalog of that generation, in order) and ``page_size``.
-
-The grader copies the function (and the globals it uses: ``grading.function_source``) into a
-server file, under a harness that serves ``tools/list`` with it on the SDK's low-level
-``Server``, and starts that file as a real stdio subprocess in each era of the battery
-``fixtures/grading/paging_server.json``. Each era runs three servers: A (every row but the
-change), B (another server, whose page-1 cursor A must refuse) and C (A again, whose catalog
-moves to generation 2 when its second ``tools/list`` request arrives). A row passes when the
-answers on the wire are what the battery expects; every page of every row must list only names
-of the catalog of that moment. A function that raises anything but ``MCPError`` crashes (the
-harness answers ``-32603 crashed: ...``, which fails the row); one that never returns is
-stopped at the budget (the request gets no answer) and the lab's later rows are not asked.
-"""
+The function is copied into a module (``grading.child``) and served by ``grading.paging_harness``
+as a real stdio server in each era of ``fixtures/grading/paging_server.json``: A (every row but
+the change), B (another server, whose page-1 cursor A must refuse) and C (A again, whose catalog
+moves to generation 2 at its second ``tools/list``). A row passes when the answers on the wire are
+what the battery expects and every page lists only names of the catalog of that moment. A page
+function that never returns is stopped at the budget, and its lab's later rows are not asked."""
 from __future__ import annotations
 
 import json

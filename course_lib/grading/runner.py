@@ -7,8 +7,12 @@ to the exercise's ``judge``. A lab that fails is a ``LAB_FAILED`` outcome, never
 """
 from __future__ import annotations
 
+import os
+import signal
 from functools import partial
 from typing import Any, Awaitable, Callable
+
+import psutil
 
 from course_lib.errors import CourseError
 from course_lib.grading import outcome as o
@@ -19,6 +23,38 @@ from course_lib.labs import connect
 from course_lib.scenarios import gather
 
 Judge = Callable[[Scenario, o.Outcome], Verdict]
+
+
+def lab_servers() -> set[int]:
+    """Course servers below this process (``connect`` marks them ``COURSE_LAB_SERVER=1``)."""
+    found = set()
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if proc.environ().get("COURSE_LAB_SERVER") == "1" and "fastlaunch" not in " ".join(proc.cmdline()):
+                found.add(proc.pid)
+        except psutil.Error:
+            continue
+    return found
+
+
+def stop_leftovers(before: set[int]) -> int:
+    """Stop the course servers started since ``before`` that are still alive: what the student's
+    code opened and never closed. Returns how many there were."""
+    left = lab_servers() - before
+    for pid in left:
+        try:
+            os.killpg(pid, signal.SIGKILL)  # each server leads a process group of its own
+        except (ProcessLookupError, PermissionError):
+            try:
+                psutil.Process(pid).kill()
+            except psutil.Error:
+                pass
+    for pid in left:
+        try:
+            psutil.Process(pid).wait(timeout=5)
+        except psutil.Error:
+            pass
+    return len(left)
 
 
 def lab_verdict(s: Scenario, outcome: o.Outcome) -> Verdict:
@@ -46,8 +82,11 @@ async def run_battery(title: str, scenarios: list[Scenario], budget: float,
             return lab_verdict(s, o.lab_failed(exc))
         return judge(s, outcome.with_wire(lab.wire.requests()[before:], wire=lab.wire))
 
+    before = lab_servers()
     verdicts = await each_scenario(run, scenarios)
-    return publish(Scorecard(title, verdicts, budget if show_budget else None, battery))
+    card = Scorecard(title, verdicts, budget if show_budget else None, battery)
+    card.left_running = stop_leftovers(before)
+    return publish(card)
 
 
 async def each_scenario(run: Callable[[Scenario], Awaitable[Verdict]], scenarios: list[Scenario]) -> list[Verdict]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from course_lib.display import WIDTH, Table
-from course_lib.grading.battery import ANY_ERA, Scenario, describe_expectation, describe_refusal
+from course_lib.grading.battery import ANY_ERA, Scenario, describe_expectation, describe_refusal, read_spec
 from course_lib.grading.outcome import CRASH, HANG, LAB, WRONG_RESULT, Outcome
 from course_lib.grading.unavailable import Unavailable
 
@@ -92,10 +92,16 @@ class Scorecard:
         self.verdicts = verdicts
         self.budget = budget
         self.battery = battery
+        self.left_running = 0  # server processes the student's code left open (the check stopped them)
 
     @property
     def passed(self) -> bool:
-        return all(v.passed for v in self.verdicts)
+        return all(v.passed for v in self.verdicts) and not self.left_running
+
+    @property
+    def chapter(self) -> str:
+        """The notebook whose exercise this card grades (the battery's ``chapter``), or ``""``."""
+        return read_spec(self.battery).get("chapter", "") if self.battery else ""
 
     @property
     def score(self) -> int:
@@ -177,6 +183,9 @@ class Scorecard:
 
     def total(self) -> str:
         total = f"{self.score}/{len(self.verdicts)} scenarios pass"
+        if self.left_running:
+            total = (f"Your code left {self.left_running} server process(es) running; the check stopped them: "
+                     f"close what you open (async with).\n{total}")
         return total + " — well done." if self.passed else total
 
     def text(self) -> str:
@@ -203,7 +212,8 @@ class Scorecard:
         return self.html()
 
 
-# Called with every card a grader hands out (a progress recorder attaches here).
+# Called with every card a grader hands out: ``card.chapter``, ``card.battery`` (the exercise),
+# ``card.score`` and ``len(card.verdicts)`` (a progress recorder attaches here).
 HOOKS: list[Callable[[Scorecard], None]] = []
 
 
