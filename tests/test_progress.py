@@ -113,3 +113,29 @@ def test_make_progress_prints_the_table():
     assert dry.returncode == 0, dry.stderr
     (line,) = [line for line in dry.stdout.splitlines() if "-m course_lib.progress" in line]
     assert line.split()[0].endswith(".venv/bin/python")
+
+
+def test_a_check_cell_in_the_student_copy_records_its_card(fresh_copy, tmp_path, monkeypatch):
+    """Every grader hands its card to ``scorecard.publish``: in a student copy that records the score."""
+    from course_lib.grading.battery import Scenario
+    from course_lib.grading.scorecard import Scorecard, Verdict, publish
+
+    folder = copy_of(fresh_copy, tmp_path)
+    monkeypatch.chdir(folder)  # a check cell runs in the notebook's folder
+    rows = [Scenario(name, "legacy", "catalog", "normal", {}, "") for name in ("a", "b", "c")]
+    publish(Scorecard("walk", [Verdict(rows[0], True, "ok"), Verdict(rows[1], True, "ok"),
+                               Verdict(rows[2], False, "no")], battery="walk"))
+    entries = json.loads((folder / progress.FILE).read_text())["exercises"]
+    assert [(e["chapter"], e["exercise"], e["score"], e["total"]) for e in entries.values()] == [
+        ("01_pagination", "walk", 2, 3)]
+
+
+def test_a_check_in_notebooks_records_nothing(monkeypatch):
+    from course_lib.grading.battery import Scenario
+    from course_lib.grading.scorecard import Scorecard, Verdict, publish
+
+    monkeypatch.chdir(NOTEBOOKS)
+    before = sorted(p.name for p in NOTEBOOKS.iterdir())
+    publish(Scorecard("walk", [Verdict(Scenario("a", "legacy", "catalog", "normal", {}, ""), True, "ok")],
+                      battery="walk"))
+    assert sorted(p.name for p in NOTEBOOKS.iterdir()) == before

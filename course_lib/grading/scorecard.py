@@ -214,7 +214,15 @@ class Scorecard:
 
 # Called with every card a grader hands out: ``card.chapter``, ``card.battery`` (the exercise),
 # ``card.score`` and ``len(card.verdicts)`` (a progress recorder attaches here).
-HOOKS: list[Callable[[Scorecard], None]] = []
+def record_progress(card: Scorecard) -> None:
+    """The student's progress (``course_lib.progress``): recorded only in a student copy."""
+    if card.chapter and card.verdicts:
+        from course_lib import progress  # noqa: PLC0415 (only a finished check needs it)
+
+        progress.record(card.chapter, card.battery, card.score, len(card.verdicts))
+
+
+HOOKS: list[Callable[[Scorecard], None]] = [record_progress]
 
 
 def publish(card: Scorecard) -> Scorecard:
