@@ -18,7 +18,7 @@ NEED_PYTHON = v=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2
   $${v:-not found}: install Python 3.12 (python.org, brew install python@3.12 or apt install python3.12) \
   and run: make $(or $(MAKECMDGOALS),test) PYTHON=python3.12" >&2; exit 1;; esac
 
-.PHONY: lab instructor test check portable docs regen bench student slides slides-check presentation browser-check lock clean
+.PHONY: lab instructor test check portable docs progress regen bench student slides slides-check presentation browser-check lock clean
 
 # The set-up also installs chapter 11's peers (Node.js MCP clients and servers) exactly as locked
 # in fixtures/peers/package-lock.json, with the npm of the pinned Node.js wheel: no global install.
@@ -110,6 +110,10 @@ docs: $(STAMP)
 ##          kept (the check cells show the untouched starter's failing scorecard); existing files are kept
 student: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.student_copy
+
+## progress: your best score in each exercise of the student copy (student/.progress.json)
+progress: $(STAMP)
+	$(BIN)/python -m course_lib.progress
 
 ## lock: re-resolve the pinned constraints after changing pyproject.toml
 lock:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -23,10 +21,11 @@ import mcp_types as types
 from mcp import Client, MCPError
 from mcp.shared.message import SessionMessage
 
-from course_lib.errors import CourseError, LabTimeout, LaunchError, ProtocolViolation, ServerCrashed, unwrap
-from course_lib.protocol import ERAS
-from course_lib._runtime.process import (EXIT_GRACE, STDERR_LOG, TERM_GRACE, _POLL, ServerProcess,  # noqa: F401
-                                         course_server_argv, launch, pid_alive)
+from course_lib.errors import (CatalogError, CourseError, EraNotSupported, LabTimeout, LaunchError, ProtocolViolation,
+                               ServerCrashed, unwrap)
+from course_lib.protocol import ERAS, META_SERVER_INFO, MODERN_VERSION
+from course_lib._runtime.process import (EXIT_GRACE, STDERR_LOG, TERM_GRACE, ServerProcess,  # noqa: F401
+                                         course_server_argv, pid_alive, started_server, wait_ready)
 
 
 # After the server process has exited, what it wrote before exiting is still read for this long;
@@ -117,7 +116,7 @@ class Wire:
 class Lab:
     """What a lab block sees: the client, the session, the wire, the server's stderr."""
 
-    def __init__(self, argv: list[str], era: str, workdir: Path):
+    def __init__(self, argv: list[str], era: str, workdir: Path | None):
         self.argv = argv
         self.era = era
         self.workdir = workdir
@@ -135,6 +134,7 @@ class Lab:
         self.max_frame_bytes = MAX_FRAME_BYTES
         self.violation: ProtocolViolation | None = None  # why the tap stopped reading, if it did
         self.swept: list[int] = []  # leftover processes of this lab that had to be killed
+        self.forced_stop: str | None = None  # the signal the stop needed ("SIGTERM"/"SIGKILL"), if any
 
     @property
     def session(self):
@@ -277,26 +277,58 @@ async def _tap(lab: Lab, process: ServerProcess) -> AsyncIterator[tuple]:
             tg.cancel_scope.cancel()
 
 
-async def _wait_ready(lab: Lab, process: ServerProcess, timeout: float) -> None:
-    """Wait until a course server says it is about to serve (its ``ready`` file exists).
-
-    This keeps start-up cost out of the first request's budget in both eras.
-    """
-    ready = lab.workdir / "ready"
-    with anyio.move_on_after(timeout):
-        while not ready.exists():
-            if process.returncode is not None:
-                lab.returncode = process.returncode
-                raise ServerCrashed(f"before it was ready: {_describe_exit(lab)}", returncode=process.returncode)
-            await anyio.sleep(_POLL)
-        return
-    raise LabTimeout(f"the server was not ready within the {timeout:g} s start-up budget", budget="startup")
-
-
 def _describe_exit(lab: Lab) -> str:
     last = [ln for ln in lab.stderr.splitlines() if ln.strip()]
     tail = f": {last[-1].strip()}" if last else ""
+    if lab.forced_stop is not None:
+        return (f"server was stopped by force ({lab.forced_stop}): it did not exit after its stdin closed "
+                f"(code {lab.returncode}){tail}")
     return f"server exited with code {lab.returncode}{tail}"
+
+
+# What a server without the 2026-07-28 era answers to its envelope: invalid request, unsupported version,
+# or an internal error (server-everything 2025.12.18 serves the request before any handshake and fails).
+_ERA_REFUSALS = (types.INVALID_REQUEST, -32022, types.INTERNAL_ERROR)
+
+
+def _era_unsupported(lab: Lab, cause: BaseException) -> EraNotSupported | None:
+    """A 2026-07-28 lab whose very first request failed, from a server that never answered as a
+    2026-07-28 server does (every result stamped with its serverInfo): the era, not the request."""
+    if lab.era != MODERN_VERSION:
+        return None
+    sent = [f for f in lab.wire.frames if f.direction == "→" and f.kind == "request"]
+    answers = [f for f in lab.wire.frames if f.direction == "←" and f.kind in ("result", "error")]
+    if len(sent) != 1 or len(answers) != 1:
+        return None
+    result = (answers[0].message or {}).get("result")
+    if isinstance(result, dict) and META_SERVER_INFO in (result.get("_meta") or {}):
+        return None
+    if isinstance(cause, MCPError) and (cause.error.code in _ERA_REFUSALS or (
+            cause.error.code == types.INVALID_PARAMS and not isinstance(cause.error.data, dict))):
+        # -32602 with a dict in data (a cursor, a URI) is the server judging the request, not the era
+        answer = f"{cause.error.code} {cause.error.message}"
+    elif (isinstance(cause, CatalogError) and cause.reason == "bad_page") or type(cause).__name__ == "ValidationError":
+        answer = f"a result without the 2026-07-28 fields ({str(cause).splitlines()[0][:80]})"
+    else:
+        return None
+    message = (f"the server does not seem to speak {MODERN_VERSION}: it answered the first request of that era "
+               f"with {answer}, and never as a {MODERN_VERSION} server does (connect with era='auto' to fall back "
+               "to the handshake)")
+    if isinstance(cause, MCPError):
+        return EraRefused(message, cause.error, era=MODERN_VERSION, answer=answer)
+    return EraNotSupported(message, era=MODERN_VERSION, answer=answer)
+
+
+class EraRefused(EraNotSupported, MCPError):
+    """``EraNotSupported`` whose answer was an error: still an ``MCPError`` (``.error`` is that answer),
+    so code that caught the bare error keeps catching it."""
+
+    def __init__(self, message: str, error: types.ErrorData, **details):
+        Exception.__init__(self, message)
+        self.details, self.error = details, error
+
+    def __str__(self) -> str:  # MCPError's would be the bare answer
+        return self.args[0]
 
 
 def _translate(exc: BaseException, lab: Lab, request_timeout: float, lab_timeout: float) -> BaseException:
@@ -307,6 +339,9 @@ def _translate(exc: BaseException, lab: Lab, request_timeout: float, lab_timeout
         return lab.violation  # the tap closed the connection because of this line
     if isinstance(cause, BaseExceptionGroup):
         return cause
+    unsupported = _era_unsupported(lab, cause)
+    if unsupported is not None:
+        return unsupported
     if isinstance(cause, MCPError) and cause.error.code == types.REQUEST_TIMEOUT:
         return LabTimeout(f"no answer within the {request_timeout:g} s request budget ({cause.error.message})",
                           budget="request")
@@ -358,36 +393,45 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
         argv = [str(a) for a in server] + list(args)
         if not argv:
             raise ValueError("server argv is empty")
-    workdir = Path(tempfile.mkdtemp(prefix="course-lab-"))
-    lab = Lab(argv, era, workdir)
+    lab = Lab(argv, era, None)
     lab.noise_policy, lab.max_frame_bytes = noise, max_frame_bytes
-    process: ServerProcess | None = None
+
+    def stopped(process: ServerProcess) -> None:  # before the lab directory goes
+        lab.swept = list(process.swept)
+        lab.returncode, lab.forced_stop = process.returncode, process.forced
+        lab._keep_files()
+
+    def crashed(process: ServerProcess) -> ServerCrashed:
+        lab.returncode = process.returncode
+        return ServerCrashed(f"before it was ready: {_describe_exit(lab)}", returncode=process.returncode)
+
+    def not_ready(timeout: float) -> LabTimeout:
+        return LabTimeout(f"the server was not ready within the {timeout:g} s start-up budget", budget="startup")
+
     try:
-        try:
-            with anyio.fail_after(lab_timeout):
-                process = await launch(argv, workdir, fast=isinstance(server, str), env=env, cwd=cwd)
+        with anyio.fail_after(lab_timeout):
+            async with started_server(argv, fast=isinstance(server, str), env=env, cwd=cwd,
+                                      on_stopped=stopped) as process:
+                lab.workdir = process.workdir
                 lab.pid = process.pid
                 lab.launch_path = process.launch_path
-                if isinstance(server, str):
-                    await _wait_ready(lab, process, startup_timeout)
-                client = Client(_tap(lab, process), mode=era, read_timeout_seconds=startup_timeout,
-                                **client_options)
-                async with client:
-                    lab.client = client
-                    lab.protocol_version = client.protocol_version
-                    lab._arm_request_budget(request_timeout)
-                    yield lab
-        except BaseException as exc:
-            if process is not None:
-                await process.stop()
-                lab.returncode = process.returncode
-            translated = _translate(exc, lab, request_timeout, lab_timeout)
-            if translated is exc:
-                raise
-            raise translated from None
-    finally:
-        if process is not None:
-            lab.swept = list(await process.stop())
-            lab.returncode = process.returncode
-        lab._keep_files()
-        shutil.rmtree(workdir, ignore_errors=True)
+                try:
+                    if isinstance(server, str):
+                        await wait_ready(process, startup_timeout, on_exit=crashed, on_timeout=not_ready)
+                    client = Client(_tap(lab, process), mode=era, read_timeout_seconds=startup_timeout,
+                                    **client_options)
+                    async with client:
+                        lab.client = client
+                        lab.protocol_version = client.protocol_version
+                        lab._arm_request_budget(request_timeout)
+                        yield lab
+                except BaseException:
+                    await process.stop()  # what the server did is known before it is explained
+                    lab.returncode, lab.forced_stop = process.returncode, process.forced
+                    raise
+    except BaseException as exc:
+        translated = _translate(exc, lab, request_timeout, lab_timeout)
+        if translated is exc:
+            raise
+        raise translated from None
+

@@ -10,8 +10,6 @@ is killed and whatever escaped the group is swept (``site.swept``), so nothing o
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import AsyncIterator
@@ -19,7 +17,7 @@ from typing import AsyncIterator
 import anyio
 
 from course_lib.errors import LaunchError
-from course_lib._runtime.process import STDERR_LOG, ServerProcess, course_server_argv, launch
+from course_lib._runtime.process import STDERR_LOG, ServerProcess, course_server_argv, started_server
 
 READY_BUDGET = 20.0
 
@@ -55,11 +53,17 @@ class Site:
 
 @asynccontextmanager
 async def serve_http(server: str, *, mode: str | None = None, args: tuple[str, ...] = ()) -> AsyncIterator[Site]:
-    workdir = Path(tempfile.mkdtemp(prefix="course-http-"))
-    process: ServerProcess | None = None
     site: Site | None = None
-    try:
-        process = await launch(course_server_argv(server, mode, None, ("--http", *args)), workdir, fast=True)
+
+    def stopped(process: ServerProcess) -> None:  # before the lab directory goes
+        if site is not None:
+            site._headers = site.headers()
+            site.returncode = process.returncode
+            site.swept = list(process.swept)
+
+    argv = course_server_argv(server, mode, None, ("--http", *args))
+    async with started_server(argv, prefix="course-http-", fast=True, on_stopped=stopped) as process:
+        workdir = process.workdir
         port_file = workdir / "http.json"
         with anyio.move_on_after(READY_BUDGET):
             while not port_file.exists() and process.returncode is None:
@@ -69,11 +73,3 @@ async def serve_http(server: str, *, mode: str | None = None, args: tuple[str, .
             raise LaunchError(f"the HTTP server did not start listening{': ' + tail[0] if tail else ''}")
         site = Site(process, workdir, json.loads(port_file.read_text())["port"])
         yield site
-    finally:
-        if process is not None:
-            await process.stop()
-            if site is not None:
-                site._headers = site.headers()
-                site.returncode = process.returncode
-                site.swept = list(process.swept)
-        shutil.rmtree(workdir, ignore_errors=True)

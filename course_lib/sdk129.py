@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -66,23 +64,23 @@ async def client(server: str | Sequence[str], ops: list[dict], *, mode: str | No
                  timeout: float = 60.0) -> list[dict]:
     """Run ``ops`` in one real 1.29.0 client session against ``server`` over stdio.
 
-    The 1.29.0 client is started like any lab's process (``_runtime.process.launch``: its own
-    process group, stderr into the lab directory) and stopped the same way, so the server it
+    The 1.29.0 client is started like any lab's process (``_runtime.process.started_server``: its
+    own process group, stderr into the lab directory) and stopped the same way, so the server it
     started goes with it (the sweep finds it by the lab directory in its environment).
     """
-    from course_lib._runtime.process import STDERR_LOG, course_server_argv, launch, server_env
+    from course_lib._runtime.process import STDERR_LOG, course_server_argv, server_env, started_server
 
     exe = python()
-    workdir = Path(tempfile.mkdtemp(prefix="sdk129-"))
     if isinstance(server, str):
         command = course_server_argv(server, mode, fixture, args)
     else:
         command = [str(a) for a in server] + list(args)
-    job = {"command": command, "env": server_env(workdir), "cwd": str(workdir),
-           "errlog": str(workdir / "server-stderr.log"), "ops": ops}
     out = bytearray()
-    try:
-        process = await launch([str(exe), str(PEERS / "client.py")], workdir, cwd=workdir)
+    async with started_server([str(exe), str(PEERS / "client.py")], prefix="sdk129-",
+                              name=f"SDK {VERSION} client") as process:
+        workdir = process.workdir
+        job = {"command": command, "env": server_env(workdir), "cwd": str(workdir),
+               "errlog": str(workdir / "server-stderr.log"), "ops": ops}
         try:
             with anyio.fail_after(timeout):
                 await process.stdin.send(json.dumps(job).encode())
@@ -100,8 +98,6 @@ async def client(server: str | Sequence[str], ops: list[dict], *, mode: str | No
             causes = [l for l in lines if "Error" in l or "Exception" in l] or lines[-1:] or ["(no stderr)"]
             raise CourseError(f"the SDK {VERSION} client exited with {process.returncode}: {causes[-1][:300]}")
         return json.loads(out)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def install() -> None:

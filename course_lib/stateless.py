@@ -12,7 +12,8 @@ from typing import Any, Awaitable, Callable
 import mcp_types as types
 
 from course_lib.display import Table
-from course_lib.errors import CatalogError, CourseError
+from course_lib.errors import CourseError
+from course_lib.walker import CursorRules
 
 MAX_PAGES = 16
 
@@ -21,22 +22,15 @@ async def client_listing(client, *, first_page: str = "use", max_pages: int = MA
     """All tool names, page by page, through ``Client.list_tools`` (so its response cache is in play).
 
     ``first_page`` is the ``cache_mode`` of the cursorless request ("use", "refresh", "bypass");
-    continuation pages are never cached by the SDK. Bounded like ``walk``.
+    continuation pages are never cached by the SDK. Bounded by the walker's ``CursorRules``.
     """
-    names: list[str] = []
-    cursor: str | None = None
-    seen: set[str] = set()
-    for page_number in range(max_pages):
-        mode = first_page if cursor is None else "use"
-        page = await client.list_tools(cursor=cursor, cache_mode=mode)
-        names += [tool.name for tool in page.tools]
-        cursor = page.next_cursor
-        if cursor is None:
-            return names
-        if cursor in seen:
-            raise CatalogError("cursor_repeated", f"cursor repeated on page {page_number + 2}")
-        seen.add(cursor)
-    raise CatalogError("page_budget", f"no last page within {max_pages} pages")
+    rules = CursorRules("tools", max_pages=max_pages)
+    while True:
+        params = rules.request_params()
+        cursor = None if params is None else params.cursor
+        page = await client.list_tools(cursor=cursor, cache_mode=first_page if cursor is None else "use")
+        if rules.accept(page.tools, page.next_cursor) is None:
+            return [tool.name for tool in rules.items]
 
 
 def cache_rows(store, targets: dict[str, str]) -> list[list[str]]:

@@ -5,7 +5,9 @@ Every widget drives real servers through ``course_lib.connect`` and never blocks
 * a connection that must live across button clicks belongs to one *owner task*
   (:class:`LiveLab`) that enters **and** exits the ``async with connect(...)`` block, so the
   SDK's cancel scopes open and close in the same task;
-* a click only schedules a coroutine on the running event loop and returns at once;
+* a click only schedules a coroutine and returns at once; the coroutine runs on the loop the
+  widget was made on (the kernel's main loop), whichever thread the click arrived on
+  (JupyterLab sends widget messages over a kernel subshell: see :class:`Scheduler`);
 * the same coroutines are public methods (``await stepper.next_page()``), so a notebook cell
   or a test can drive a widget without a browser, and ``await widget.settle()`` waits for
   whatever clicks scheduled.
@@ -38,27 +40,38 @@ REQUEST_TIMEOUT = 30.0
 # --------------------------------------------------------------------------- plumbing
 
 class Scheduler:
-    """Runs click handlers as tasks on the kernel's event loop and remembers them."""
+    """Runs click handlers as tasks on the kernel's main event loop and remembers them.
+
+    JupyterLab sends widget messages over a kernel subshell (its ``commsOverSubshells`` setting,
+    on by default), and ipykernel 7 runs a button's callback on that subshell's own thread and
+    event loop. The widget's connection lives on the main loop, where the cell that made the
+    widget ran: a task started on the subshell's loop would wake the main loop's waiters with a
+    plain ``call_soon`` that does not wake a sleeping loop, so each click's page would appear only
+    when the next message arrived. Every task therefore starts on the loop the widget was made
+    on, from whichever thread the click came, through ``call_soon_threadsafe``.
+    """
 
     def __init__(self):
         try:
-            self._loop = asyncio.get_running_loop()
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
-            self._loop = None
+            self._loop = None  # made outside a loop: the first click's loop becomes the widget's
         self.pending: set[asyncio.Task] = set()
         self.failures: list[BaseException] = []
 
     def schedule(self, coro_fn: Callable[[], Awaitable[Any]]) -> None:
-        """Start ``coro_fn()`` as a task; never waits for it."""
+        """Start ``coro_fn()`` as a task on the widget's loop; never waits for it."""
         try:
-            loop = asyncio.get_running_loop()
+            running = asyncio.get_running_loop()
         except RuntimeError:
-            loop = self._loop
-            if loop is None:
-                raise RuntimeError("no event loop to run the widget's work on") from None
-            loop.call_soon_threadsafe(self._start, coro_fn)
-            return
-        self._start(coro_fn)
+            running = None
+        self._loop = self._loop or running
+        if self._loop is None:
+            raise RuntimeError("no event loop to run the widget's work on")
+        if self._loop is running:
+            self._start(coro_fn)
+        else:
+            self._loop.call_soon_threadsafe(self._start, coro_fn)
 
     def _start(self, coro_fn) -> None:
         task = asyncio.get_running_loop().create_task(coro_fn())

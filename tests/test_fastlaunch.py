@@ -97,6 +97,27 @@ async def test_every_lab_gets_a_fresh_process_that_the_leak_check_can_see():
     assert one.returncode == two.returncode == 0
 
 
+def _shown(pid: int) -> tuple[str, str]:
+    """A process's command line as psutil and as ``ps`` report it."""
+    import subprocess
+
+    ps = subprocess.run(["ps", "-o", "args=", "-p", str(pid)], capture_output=True, text=True, check=True)
+    return " ".join(psutil.Process(pid).cmdline()).strip(), ps.stdout.strip()
+
+
+async def test_ps_names_a_server_by_its_course_name_and_mode(monkeypatch):
+    expected = f"{sys.executable} -m course_lib.servers catalog --mode cycle"
+    async with connect("catalog", mode="cycle") as fast:
+        assert fast.launch_path == "fast"
+        assert _shown(fast.pid) == (expected, expected)
+        assert "course_lib fork server" in _shown(fastlaunch.running_pid())[0]
+        assert [pid for pid, _ in surviving_servers() if pid == fast.pid] == [fast.pid]  # environment intact
+    monkeypatch.setenv(fastlaunch.SWITCH, "0")
+    async with connect("catalog", mode="cycle") as cold:
+        assert cold.launch_path == "cold"
+        assert _shown(cold.pid) == (expected, expected)
+
+
 def _masked(lab) -> list[str]:
     return [f.direction + re.sub(r'"(cursor|nextCursor)":"[^"]*"', r'"\1":"<cursor>"', f.raw) for f in lab.wire]
 

@@ -24,7 +24,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis import strategies as st
 from mcp import MCPError
 
-from course_lib import connect, servers, walk
+from course_lib import connect, walk
 from course_lib.paths import ROOT
 
 pytestmark = pytest.mark.anyio
@@ -106,8 +106,6 @@ async def test_forged_cursors_are_invalid_params_and_the_server_keeps_serving(er
 
 # --- URIs and prompt arguments against the atlas server ---------------------------------------
 
-needs_atlas = pytest.mark.skipif("atlas" not in servers.names(),
-                                 reason="the atlas server (course_lib/servers/atlas.py) is not in this checkout")
 ATLAS = RULES["atlas"]
 ALLOWED = ATLAS["allowlist"]
 
@@ -132,7 +130,6 @@ def hostile_uris() -> st.SearchStrategy[str]:
     )
 
 
-@needs_atlas
 async def test_uris_never_read_outside_the_allowlist(era):
     not_found = ATLAS["not_found"]
     outcomes = {"ok": 0, "refused": 0}
@@ -177,7 +174,6 @@ PROMPT_ARGUMENTS = st.dictionaries(
     max_size=4)
 
 
-@needs_atlas
 async def test_prompt_arguments_are_validated(era):
     rules = ATLAS["prompt"]
     uri_of = {name: uri for uri, name in zip(ALLOWED, ["requirements", "design", "release notes"])}

@@ -1,4 +1,6 @@
-"""Chapter 8's bundle grader: the reference reader passes, known-wrong readers fail at their scenario."""
+"""Chapter 8's bundle grader: a correct reader passes, known-wrong readers fail at their scenario.
+
+The reference solution is graded by its notebook's check cell (nbval), not again here."""
 import math
 
 import pytest
@@ -6,7 +8,6 @@ from mcp import MCPError
 
 from course_lib import bundles
 from course_lib.grading.bundle_reader import grade_bundles
-from course_lib.tooling.student_copy import reference_solution
 
 pytestmark = pytest.mark.anyio
 
@@ -27,11 +28,6 @@ ALL = [MIXED, PUBLISHED, RETIRED, EXPIRED, CHANGED, BETWEEN, CHANGED_BETWEEN, BE
 CHAPTER = "08_snapshot_bundles.ipynb"
 
 
-def reference():
-    """The chapter's hidden solution, after the chapter's imports."""
-    return reference_solution(CHAPTER, "reference_my_acquire", {"MCPError": MCPError, "bundles": bundles})
-
-
 def unavailable(exc: MCPError) -> bool:
     return exc.error.code == bundles.UNAVAILABLE
 
@@ -40,8 +36,15 @@ async def read_text(lab, uri: str, cache_mode: str = "refresh") -> str:
     return (await lab.client.read_resource(uri, cache_mode=cache_mode)).contents[0].text
 
 
+async def prompt(lab, revision: str) -> None:
+    await lab.client.get_prompt(bundles.PROMPT, {"revision": revision})  # -32002 raises MCPError
+
+
 async def attempt(lab, manifest) -> dict:
-    return {"revision": manifest.revision, "texts": {u: await read_text(lab, u) for u in manifest.uris}}
+    """The pinned reads, then the prompt of the same revision."""
+    texts = {u: await read_text(lab, u) for u in manifest.uris}
+    await prompt(lab, manifest.revision)
+    return {"revision": manifest.revision, "texts": texts}
 
 
 def latest(uri: str) -> str:
@@ -82,6 +85,10 @@ async def patches_with_latest(lab):
             if not unavailable(exc):
                 raise
             texts[uri] = await read_text(lab, latest(uri))
+    try:
+        await prompt(lab, manifest.revision)
+    except MCPError:
+        pass  # and keeps the patched texts anyway
     return {"revision": manifest.revision, "texts": texts}
 
 
@@ -126,6 +133,10 @@ async def returns_partial(lab):
             texts[uri] = await read_text(lab, uri)
         except MCPError:
             break
+    try:
+        await prompt(lab, manifest.revision)
+    except MCPError:
+        pass
     return {"revision": manifest.revision, "texts": texts}
 
 
@@ -135,9 +146,27 @@ async def relabels(lab):
     return {**bundle, "revision": (await bundles.read_manifest(lab)).revision}
 
 
+async def skips_the_prompt(lab):
+    """Reads the manifest and every pinned URI, restarts once, but never asks for the prompt."""
+    first = await bundles.read_manifest(lab)
+    try:
+        return {"revision": first.revision, "texts": {u: await read_text(lab, u) for u in first.uris}}
+    except MCPError:
+        second = await bundles.read_manifest(lab)
+        return {"revision": second.revision, "texts": {u: await read_text(lab, u) for u in second.uris}}
+
+
+async def prompt_of_another_revision(lab):
+    """Takes a prompt, but always the r1 one, whatever the manifest names."""
+    bundle = await skips_the_prompt(lab)
+    await prompt(lab, "r1")
+    return bundle
+
+
 async def ignores_the_prompt(lab):
     """Takes the prompt, but keeps the texts when the server refuses it."""
-    bundle = await attempt(lab, await bundles.read_manifest(lab))
+    manifest = await bundles.read_manifest(lab)
+    bundle = {"revision": manifest.revision, "texts": {u: await read_text(lab, u) for u in manifest.uris}}
     try:
         await lab.client.get_prompt(bundles.PROMPT, {"revision": bundle["revision"]})
     except MCPError:
@@ -174,11 +203,6 @@ async def test_untouched_starter_scores_zero():
     assert card.failures()[0].observed == "your code crashed: NotImplementedError: write your bundle reader here"
 
 
-async def test_reference_solution_passes_everything():
-    card = await grade_bundles(reference())
-    assert card.passed, card.text()
-
-
 async def test_a_correct_reader_in_another_style_passes_everything():
     card = await grade_bundles(two_attempts_with_prompt)
     assert card.passed, card.text()
@@ -188,9 +212,21 @@ async def test_a_correct_reader_in_another_style_passes_everything():
     assert card.text().endswith("24/24 scenarios pass — well done.")
 
 
-async def test_the_chapters_own_reader_passes_everything():
-    card = await grade_bundles(bundles.acquire)
-    assert card.passed, card.text()
+async def calls_the_library(lab):
+    bundle = await bundles.acquire(lab)
+    return {"revision": bundle.revision, "texts": bundle.texts}
+
+
+async def verifies_with_the_library(lab):
+    from course_lib.bundles import read_manifest, verify
+    return await verify(lab, await read_manifest(lab))
+
+
+async def test_the_chapters_own_reader_is_unavailable_to_the_exercise():
+    for cheat in (bundles.acquire, calls_the_library, verifies_with_the_library):
+        card = await grade_bundles(cheat, only=[MIXED, EXPIRED], eras=["legacy"])
+        assert card.score == 0, card.text()
+        assert "unavailable in this exercise" in card.verdict_of(MIXED).observed
 
 
 @pytest.mark.parametrize("solution, failing, passing, observed", [
@@ -211,6 +247,8 @@ async def test_the_chapters_own_reader_passes_everything():
      "the server saw 2 manifest reads; returned bundle r2 (r2/requirements missing"),
     (ignores_the_prompt, [BEFORE_PROMPT], [MIXED, AFTER_PROMPT],
      "the server saw 1 manifest read; returned bundle r1"),
+    (skips_the_prompt, [MIXED, EXPIRED], [], "asked for no prompt; returned bundle r1"),
+    (prompt_of_another_revision, [PUBLISHED], [MIXED], "never got the r2 prompt served; returned bundle r2"),
     (wrong_check, [INCOMPLETE], [EXPIRED],
      "refused: BundleError(recovery): the new manifest covers other documents"),
     (texts_only, [MIXED], [],
@@ -243,7 +281,8 @@ async def test_latest_reads_fail_every_scenario_with_the_latest_hint():
     assert card.verdict_of(MIXED).observed == ("read latest/requirements, latest/design; "
                                                "returned bundle r1 (r1/design holds the r2 text)")
     # Even when the texts happen to be right, the latest/ reads on the wire are the failure.
-    assert card.verdict_of(RETIRED).observed == "read latest/requirements, latest/design; returned bundle r2"
+    assert card.verdict_of(RETIRED).observed == ("read latest/requirements, latest/design; asked for no prompt; "
+                                                 "returned bundle r2")
     assert {v.scenario.hint for v in card.verdicts} == {card.verdict_of(MIXED).scenario.hint}
     assert "latest/" in card.verdict_of(MIXED).scenario.hint
 
@@ -275,19 +314,14 @@ def test_no_legacy_row_hints_at_a_2026_07_28_setting():
 
 def spinning_reader(lab):
     """A synchronous reader that never returns: it must be stopped, not only reported."""
-    import threading
-
-    spinning_reader.threads.append(threading.current_thread())
     while True:
         pass
 
 
-spinning_reader.threads = []
-
-
 async def test_a_synchronous_loop_is_stopped_within_the_budget():
+    import time
+
+    started = time.monotonic()
     card = await grade_bundles(spinning_reader, only=[MIXED], eras=["legacy"], budget=2)
     assert card.verdict_of(MIXED).observed == "no result within 2 s (stopped)"
-    (thread,) = spinning_reader.threads
-    thread.join(timeout=5)
-    assert not thread.is_alive()
+    assert time.monotonic() - started < 30

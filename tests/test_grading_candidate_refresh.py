@@ -145,12 +145,6 @@ def reference(name):
     return reference_solution(NOTEBOOK, name)
 
 
-async def test_the_reference_passes_in_both_eras():
-    card = await grade_candidate(reference("reference_my_retrying_candidate"))
-    assert card.passed, card.text()
-    assert [v.scenario.era for v in card.verdicts] == ["both"] * 5
-
-
 async def test_a_class_with_aenter_and_aexit_passes():
     card = await grade_candidate(ClassCandidate)
     assert card.passed, card.text()

@@ -206,14 +206,47 @@ async def test_the_untouched_starter_scores_zero():
     assert "Time budget: 20 s a call" in card.text()
 
 
-async def test_the_reference_solutions_pass():
-    card = await grade_walker(reference("02_cursor_failures.ipynb", "my_restarting_walk"), RESTART)
-    assert card.passed, card.text()
-    assert len(card.verdicts) == 20
-    first = reference("01_pagination.ipynb", "my_walk")
-    card = await grade_walker(first, only=CHAPTER_1_ROWS)
-    assert card.passed, card.text()
-    assert len(card.verdicts) == 12
+async def calls_the_library(session, max_pages=32):
+    from course_lib import walk  # the library's walker is the lesson, not an answer
+    return (await walk(session, max_pages=max_pages)).names
+
+
+async def calls_it_through_a_helper(session, max_pages=32):
+    return await helper_that_walks(session)
+
+
+async def helper_that_walks(session):
+    import course_lib.walker
+    return (await course_lib.walker.walk(session)).names
+
+
+async def test_a_walker_that_calls_the_library_walk_fails_every_scenario():
+    for cheat in (calls_the_library, calls_it_through_a_helper):
+        card = await grade_walker(cheat, only=["normal", "repeated cursor"], eras=["legacy"])
+        assert card.score == 0, card.text()
+        assert all(v.failure_class == CRASH for v in card.verdicts)
+        assert "without course_lib.walker.walk" in card.verdicts[0].hint
+    # the restart exercise (chapter 2) builds on the walk: there it is allowed
+    assert (await grade_walker(calls_the_library, RESTART, only=["normal"], eras=["legacy"])).passed
+
+
+async def uses_a_name_from_a_cell_not_run(session, max_pages=32):
+    return await session.list_tools(params=page_params_never_defined(None))  # noqa: F821
+
+
+async def test_a_name_error_says_run_the_cells_above_first():
+    card = await grade_walker(uses_a_name_from_a_cell_not_run, only=["normal"], eras=["legacy"])
+    (verdict,) = card.verdicts
+    assert verdict.failure_class == CRASH
+    assert verdict.hint.startswith("`page_params_never_defined` is not defined where your function runs: if the "
+                                   "chapter defines it, run the cells above first")
+
+
+async def test_a_hanging_walker_says_it_is_still_running_while_it_waits(capsys):
+    await grade_walker(awaits_forever, only=["normal"], eras=["legacy"], budget=2)
+    assert capsys.readouterr().out == "still running — the budget is 2 s a call; a call still running then is stopped\n"
+    await grade_walker(first_page_only, only=["single page"], eras=["legacy"], budget=2)
+    assert capsys.readouterr().out == "", "a call that ends in time says nothing"
 
 
 async def test_a_correct_walker_in_another_style_passes_everything():
@@ -367,3 +400,26 @@ async def test_one_restart_passes_the_restart_battery():
     assert card.passed, card.text()
     _, scenarios, _ = load_battery(RESTART)
     assert {s.server for s in scenarios} == {"catalog", "modern"}
+
+
+def starts_a_server_process(session, max_pages=32):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, COURSE_LAB_SERVER="1")  # what connect() marks every server with
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], env=env, start_new_session=True)
+    return ["alpha", "beta", "gamma"]
+
+
+async def test_a_walker_that_leaves_a_server_running_gets_its_verdict_and_nothing_is_left_alive():
+    from course_lib.grading.runner import lab_servers
+
+    before = lab_servers()
+    started = time.monotonic()
+    # a server process started and left running: stopped by the check, and the card says so
+    card = await grade_walker(starts_a_server_process, only=["normal"], eras=["legacy"], budget=5)
+    assert not card.passed and card.left_running == 1
+    assert "left 1 server process(es) running; the check stopped them" in " ".join(card.text().split())
+    assert lab_servers() <= before, "the check stopped what the student's code left"
+    assert time.monotonic() - started < 60

@@ -9,8 +9,9 @@ from mcp import MCPError
 
 from course_lib import CatalogError
 from course_lib.display import Table, cell_kind, error_line, fit_widths, wire_table, wrap_cell
+from course_lib.grading import outcome as o
 from course_lib.grading.core import CRASH, FAILURES, HANG, LAB, MISSING_REFUSAL, STARTER_HINT, WRONG_REFUSAL, \
-    Scenario, Scorecard, Verdict, budget_of, hint_for, judge_names, judge_on_wire, load_battery, observe
+    WRONG_RESULT, Scenario, Scorecard, Verdict, budget_of, hint_for, judge_names, judge_on_wire, load_battery, observe
 from course_lib.labs import Wire
 from course_lib.walker import Catalog
 
@@ -155,36 +156,46 @@ BUDGET_ERROR = CatalogError("page_budget", "no last page within 32 pages")
 CURSOR_ERROR = MCPError(types.INVALID_PARAMS, "Invalid cursor")
 
 
+def outcome_of(kind, value):
+    return {"returned": lambda: o.returned(value), "raised": lambda: o.raised(value),
+            "crashed": lambda: o.crashed(value), "hung": lambda: o.hung(1)}[kind]()
+
+
 @pytest.mark.parametrize("expect, kind, value, verdict", [
-    (NAMES, "returned", ["alpha", "beta"], (True, "returned ['alpha', 'beta']")),
-    (NAMES, "returned", ["beta", "alpha"], (False, "returned ['beta', 'alpha']")),  # order matters
-    (NAMES, "returned", (["alpha", "beta"], [1, 1]), (True, "returned ['alpha', 'beta']")),  # (items, sizes)
-    (NAMES, "returned", "alpha beta", (False, "returned str, not a list of names")),
-    (NAMES, "returned", None, (False, "returned NoneType, not a list of names")),
-    (RAISES, "returned", ["alpha"], (False, "returned a partial catalog ['alpha'] instead of raising")),
-    (RAISES, "returned", [], (False, "returned a partial catalog [] instead of raising")),
-    (RAISES, "raised", REPEAT_ERROR, (True, "raised X")),  # no refusal named: any typed one
-    (REPEATED, "raised", REPEAT_ERROR, (True, "raised X")),
-    (REPEATED, "raised", BUDGET_ERROR, (False, "raised X, not CatalogError(cursor_repeated)")),
-    (REPEATED, "raised", CURSOR_ERROR, (False, "raised X, not CatalogError(cursor_repeated)")),
-    (EXPIRED, "raised", CURSOR_ERROR, (True, "raised X")),
-    (EXPIRED, "raised", MCPError(-32002, "gone"), (False, "raised X, not MCPError -32602")),
-    (NAMES, "raised", REPEAT_ERROR, (False, "raised X instead of returning")),
-    (RAISES, "crashed", ValueError("x"), (False, "your code crashed: ValueError: x")),  # a crash never passes
-    (REPEATED, "crashed", NotImplementedError("x"), (False, "your code crashed: ValueError: x")),
-    (RAISES, "hung", None, (False, "no result within 1 s (stopped)")),
+    (NAMES, "returned", ["alpha", "beta"], (True, "returned ['alpha', 'beta']", None)),
+    (NAMES, "returned", ["beta", "alpha"], (False, "returned ['beta', 'alpha']", WRONG_RESULT)),  # order matters
+    (NAMES, "returned", (["alpha", "beta"], [1, 1]), (True, "returned ['alpha', 'beta']", None)),  # (items, sizes)
+    (NAMES, "returned", "alpha beta", (False, "returned str, not a list of names", WRONG_RESULT)),
+    (NAMES, "returned", None, (False, "returned NoneType, not a list of names", WRONG_RESULT)),
+    (RAISES, "returned", ["alpha"], (False, "returned a partial catalog ['alpha'] instead of raising",
+                                     MISSING_REFUSAL)),
+    (RAISES, "returned", [], (False, "returned a partial catalog [] instead of raising", MISSING_REFUSAL)),
+    (RAISES, "raised", REPEAT_ERROR, (True, "raised CatalogError(cursor_repeated): a cursor came back", None)),
+    (REPEATED, "raised", REPEAT_ERROR, (True, "raised CatalogError(cursor_repeated): a cursor came back", None)),
+    (REPEATED, "raised", BUDGET_ERROR, (False, "raised CatalogError(page_budget): no last page within 32 pages, "
+                                               "not CatalogError(cursor_repeated)", WRONG_REFUSAL)),
+    (REPEATED, "raised", CURSOR_ERROR, (False, "raised MCPError -32602: Invalid cursor, not "
+                                               "CatalogError(cursor_repeated)", WRONG_REFUSAL)),
+    (EXPIRED, "raised", CURSOR_ERROR, (True, "raised MCPError -32602: Invalid cursor", None)),
+    (EXPIRED, "raised", MCPError(-32002, "gone"), (False, "raised MCPError -32002: gone, not MCPError -32602",
+                                                   WRONG_REFUSAL)),
+    (NAMES, "raised", REPEAT_ERROR, (False, "raised CatalogError(cursor_repeated): a cursor came back instead of "
+                                            "returning", WRONG_REFUSAL)),
+    # the student's own exception is a crash, never a refusal, whatever the scenario expects
+    (RAISES, "raised", ValueError("x"), (False, "your code crashed: ValueError: x", CRASH)),
+    (REPEATED, "raised", KeyError("cursor_repeated"), (False, "your code crashed: KeyError: 'cursor_repeated'",
+                                                       CRASH)),
+    (RAISES, "hung", None, (False, "no result within 1 s (stopped)", HANG)),
 ])
 def test_judge_names(expect, kind, value, verdict):
-    observed = {"returned": "", "raised": "raised X", "crashed": "your code crashed: ValueError: x",
-                "hung": "no result within 1 s (stopped)"}
-    assert judge_names(expect, kind, observed[kind], value) == verdict
+    assert judge_names(expect, outcome_of(kind, value)) == verdict
 
 
 def test_judge_names_reads_tools_and_catalogs():
     tools = [types.Tool(name=n, input_schema={"type": "object"}) for n in ("alpha", "beta")]
-    assert judge_names(NAMES, "returned", "", tools) == (True, "returned ['alpha', 'beta']")
-    assert judge_names(NAMES, "returned", "", Catalog("tools", tuple(tools), (2,))) == \
-        (True, "returned ['alpha', 'beta']")
+    assert judge_names(NAMES, o.returned(tools)) == (True, "returned ['alpha', 'beta']", None)
+    assert judge_names(NAMES, o.returned(Catalog("tools", tuple(tools), (2,)))) == \
+        (True, "returned ['alpha', 'beta']", None)
 
 
 class FakeFrame:
@@ -192,16 +203,19 @@ class FakeFrame:
         self.method = method
 
 
+X = "raised CatalogError(cursor_repeated): a cursor came back"
+
+
 @pytest.mark.parametrize("kind, value, n, passed, failure, observed", [
-    ("raised", REPEAT_ERROR, 2, True, None, "raised X"),
-    ("raised", REPEAT_ERROR, 3, False, WRONG_REFUSAL, "raised X after 3 tools/list requests (expected 2)"),
-    ("raised", REPEAT_ERROR, 1, False, WRONG_REFUSAL, "raised X after 1 tools/list request (expected 2)"),
+    ("raised", REPEAT_ERROR, 2, True, None, X),
+    ("raised", REPEAT_ERROR, 3, False, WRONG_REFUSAL, f"{X} after 3 tools/list requests (expected 2)"),
+    ("raised", REPEAT_ERROR, 1, False, WRONG_REFUSAL, f"{X} after 1 tools/list request (expected 2)"),
     ("returned", ["alpha"], 2, False, MISSING_REFUSAL, "returned a partial catalog ['alpha'] instead of raising"),
 ])
 def test_a_refusal_is_judged_at_its_page_on_the_wire(kind, value, n, passed, failure, observed):
     s = scenario("repeated cursor", expect=REPEATED)
     sent = [FakeFrame("tools/list")] * n + [FakeFrame("tools/call")]
-    verdict = judge_on_wire(s, kind, "raised X", value, sent)
+    verdict = judge_on_wire(s, outcome_of(kind, value).with_wire(sent))
     assert (verdict.passed, verdict.failure_class, verdict.observed) == (passed, failure, observed)
 
 
@@ -228,17 +242,21 @@ async def test_observe_returns_refusals_crashes_and_hangs():
     async def hangs():
         await never.wait()
 
-    assert await observe(returns, 5) == ("returned", "", ["alpha"])
-    kind, line, value = await observe(course_error, 5)
-    assert (kind, line, value.reason) == \
-        ("raised", "raised CatalogError(cursor_repeated): the server sent a cursor it had already sent (page 2)",
+    assert await observe(returns, 5) == o.returned(["alpha"])
+    refused = await observe(course_error, 5)
+    assert (refused.kind, o.describe(refused), refused.error.reason) == \
+        (o.REFUSED, "raised CatalogError(cursor_repeated): the server sent a cursor it had already sent (page 2)",
          "cursor_repeated")
-    assert (await observe(protocol_error, 5))[:2] == ("raised", "raised MCPError -32602: Invalid cursor")
-    assert (await observe(own_bug, 5))[:2] == \
-        ("crashed", "your code crashed: NotImplementedError: write your walker here")
-    assert (await observe(value_error, 5))[:2] == \
-        ("crashed", "your code crashed: ValueError: the server repeated a cursor")
-    assert await observe(hangs, 0.05) == ("hung", "no result within 0.05 s (stopped)", None)
+    refused = await observe(protocol_error, 5)
+    assert (refused.kind, o.describe(refused)) == (o.REFUSED, "raised MCPError -32602: Invalid cursor")
+    crashed = await observe(own_bug, 5)
+    assert (crashed.kind, o.describe(crashed)) == \
+        (o.CRASHED, "your code crashed: NotImplementedError: write your walker here")
+    assert isinstance(crashed.error, NotImplementedError)  # typed: the hint reads the type, not the words
+    crashed = await observe(value_error, 5)
+    assert (crashed.kind, o.describe(crashed)) == (o.CRASHED, "your code crashed: ValueError: the server repeated a cursor")
+    stopped = await observe(hangs, 0.05)
+    assert (stopped.kind, o.describe(stopped)) == (o.HUNG, "no result within 0.05 s (stopped)")
 
 
 async def test_a_call_that_never_gives_the_loop_back_is_stopped_and_the_watchdog_leaves():
@@ -271,11 +289,11 @@ async def test_a_call_that_never_gives_the_loop_back_is_stopped_and_the_watchdog
     try:
         for call in (spins, swallows_everything, calls_sync_loop, sleeps):
             started = time.monotonic()
-            assert await observe(call, 0.5) == ("hung", "no result within 0.5 s (stopped)", None)
+            assert await observe(call, 0.5) == o.hung(0.5)
             assert time.monotonic() - started < 3, call.__name__
             assert signal.getsignal(signal.SIGALRM) is previous_handler, "the previous handler is back"
             assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0), "and no timer is left running"
-        assert await observe(lambda: anyio.sleep(0.3), 5) == ("returned", "", None), "a slow call is not stopped"
+        assert await observe(lambda: anyio.sleep(0.3), 5) == o.returned(None), "a slow call is not stopped"
     finally:
         signal.signal(signal.SIGALRM, before)
 
@@ -287,7 +305,7 @@ async def test_a_timer_set_before_keeps_running():
     before = signal.signal(signal.SIGALRM, previous_handler)
     signal.setitimer(signal.ITIMER_REAL, 100)
     try:
-        assert await observe(lambda: anyio.sleep(0.3), 5) == ("returned", "", None)
+        assert await observe(lambda: anyio.sleep(0.3), 5) == o.returned(None)
         remaining, interval = signal.getitimer(signal.ITIMER_REAL)
         assert 99 < remaining < 99.8 and interval == 0
         assert signal.getsignal(signal.SIGALRM) is previous_handler
@@ -313,7 +331,7 @@ async def test_two_calls_side_by_side_one_spinning():
     async with anyio.create_task_group() as tg:
         tg.start_soon(run, "slow", slow_but_fine)
         tg.start_soon(run, "spins", spins)
-    assert results == {"slow": ("returned", "", "ok"), "spins": ("hung", "no result within 1 s (stopped)", None)}
+    assert results == {"slow": o.returned("ok"), "spins": o.hung(1)}
 
 
 # -- the scorecard -----------------------------------------------------------------------------
@@ -339,10 +357,11 @@ def test_a_scorecard_that_passes_is_short():
 def test_a_failing_scorecard_lists_each_failing_scenario_once_under_the_table():
     ok = Verdict(scenario("normal"), True, "returned ['alpha', 'beta']")
     crash = "your code crashed: NotImplementedError: write your walker here"
+    starter = o.crashed(NotImplementedError("write your walker here"))
     repeat = [Verdict(scenario("repeat", era, expect=REPEATED, hint="remember cursors"), False,
-                      "no result within 3 s (stopped)") for era in ("legacy", "2026-07-28")]
-    single = Verdict(scenario("single", expect={"names": ["alpha"]}), False, crash)
-    empty = Verdict(scenario("empty", expect={"names": []}), False, crash)
+                      "no result within 3 s (stopped)", HANG) for era in ("legacy", "2026-07-28")]
+    single = Verdict(scenario("single", expect={"names": ["alpha"]}), False, crash, CRASH, starter)
+    empty = Verdict(scenario("empty", expect={"names": []}), False, crash, CRASH, starter)
     card = Scorecard("Walker", [ok, *repeat, single, empty], budget=3)
     assert not card.passed and card.failures() == [*repeat, single, empty]
     assert card.verdict_of("repeat") is repeat[0] and card.verdict_of("normal", "legacy") is ok
@@ -390,19 +409,28 @@ def test_a_failing_scorecard_with_long_messages_fits_100_characters():
     assert " ".join(observed.split()) in " ".join(card.text().split())
 
 
-@pytest.mark.parametrize("observed, failure, hint", [
-    ("your code crashed: NotImplementedError: write it", CRASH, STARTER_HINT),
-    ("your code crashed: KeyError: 'x'", CRASH, "Refuse with CatalogError(cursor_repeated) here"),
-    ("no result within 3 s (stopped)", HANG, "Your function never finished and was stopped"),
-    ("returned a partial catalog ['alpha'] instead of raising", MISSING_REFUSAL, "remember cursors"),
-    ("raised CatalogError(page_budget): x, not CatalogError(cursor_repeated)", WRONG_REFUSAL, "refuse at page 2"),
-    ("the lab could not run: LabTimeout(timeout): slow", LAB, "The lab itself failed"),
+@pytest.mark.parametrize("failure, seen, hint", [
+    (CRASH, o.crashed(NotImplementedError("write it")), STARTER_HINT),
+    (CRASH, o.crashed(KeyError("x")), "Refuse with CatalogError(cursor_repeated) here"),
+    (CRASH, o.crashed(NameError("name 'page_params' is not defined", name="page_params")),
+     "`page_params` is not defined where your function runs: if the chapter defines it, run the cells above first"),
+    (CRASH, None, "Refuse with CatalogError(cursor_repeated) here"),
+    (HANG, o.hung(3), "Your function never finished and was stopped"),
+    (MISSING_REFUSAL, None, "remember cursors"),
+    (WRONG_REFUSAL, None, "refuse at page 2"),
+    (LAB, None, "The lab itself failed"),
 ])
-def test_the_hint_matches_the_kind_of_failure(observed, failure, hint):
+def test_the_hint_matches_the_kind_of_failure(failure, seen, hint):
     s = scenario("repeat", expect=REPEATED, hint="remember cursors", hints={"wrong refusal": "refuse at page 2"})
-    verdict = Verdict(s, False, observed)
+    verdict = Verdict(s, False, "what the judge saw", failure, seen)
     assert verdict.failure_class == failure
     assert verdict.hint.startswith(hint) or hint in verdict.hint
+
+
+def test_a_failing_verdict_without_a_kind_is_a_wrong_result_whatever_its_words():
+    s = scenario("repeat", expect=REPEATED, hint="remember cursors")
+    verdict = Verdict(s, False, "your code crashed: no result within 3 s")  # words are never read
+    assert (verdict.failure_class, verdict.hint) == (WRONG_RESULT, "remember cursors")
 
 
 def test_a_hint_can_depend_on_the_era():
@@ -432,7 +460,7 @@ def test_a_legacy_row_never_hints_at_a_2026_07_28_setting(battery):
     for s in scenarios:
         if s.era in ("legacy", "any"):
             for failure in FAILURES:
-                hint = hint_for(s, failure, "observed")
+                hint = hint_for(s, failure)
                 assert not any(w in hint.lower() for w in modern_words), (s.name, failure, hint)
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from course_lib.errors import CheckFailed
 from course_lib.grading.envelope_checker import grade_envelope
-from course_lib.grading.function_source import module_source
-from course_lib.line_client import WireError
+from course_lib.grading.child import module_source
+from course_lib.line_client import WireError, check_reply, require
 from course_lib.tooling.student_copy import NOTEBOOKS, solution_sources
 from scorecard_checks import assert_flagged
 
@@ -150,11 +150,6 @@ async def test_the_untouched_starter_scores_zero():
     assert all(v.observed == "your code crashed: NotImplementedError" for v in card.verdicts)
 
 
-async def test_the_reference_passes(tmp_path):
-    card = await grade_envelope(reference(tmp_path, "reference_my_check_reply"))
-    assert card.passed, card.text()
-
-
 async def test_an_explicit_checker_in_another_style_passes():
     card = await grade_envelope(explicit_in_another_style)
     assert card.passed, card.text()
@@ -192,6 +187,33 @@ def test_the_module_carries_what_the_checker_uses():
     source = module_source(crashes_on_a_notification)
     assert "import json as json" in source and "course_lib.line_client" in source
     assert "def crashes_on_a_notification" in source
+
+
+def uses_the_chapters_require(line, request_id):
+    import json
+    reply = json.loads(line)
+    require(isinstance(reply, dict), "response_object", "not an object")
+    return reply
+
+
+def calls_the_library(line, request_id):
+    return check_reply(line, request_id)
+
+
+def test_a_helper_the_chapter_imports_is_rebuilt_in_the_child():
+    source = module_source(uses_the_chapters_require)  # require = WireError.require, a bound method
+    assert "require = _m_require.WireError.require" in source
+    namespace = {}
+    exec(compile(source, "student_checker.py", "exec"), namespace)
+    with pytest.raises(WireError) as caught:
+        namespace["uses_the_chapters_require"](b"[1]", 1)
+    assert caught.value.check == "response_object"
+
+
+async def test_the_library_check_reply_is_unavailable_in_the_child():
+    card = await grade_envelope(calls_the_library, only=["undamaged session", "id 999"], modes=["normal"])
+    assert card.score == 0, card.text()
+    assert "check_reply is unavailable in this exercise" in " ".join(card.text().split())
 
 
 async def test_a_checker_without_readable_source_is_told_so():

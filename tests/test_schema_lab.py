@@ -31,7 +31,12 @@ async def test_seed_scenario_matches_both_oracles(era, scenario):
 
 @pytest.mark.parametrize("scenario", schema_lab.SDK2_SCENARIOS)
 async def test_sdk2_scenario_matches_both_oracles(era, scenario):
-    schema_lab.check(await schema_lab.run(scenario, era))
+    result = await schema_lab.run(scenario, era)
+    schema_lab.check(result)  # case oracle, exact audits, every finalizer ran
+    assert set(result.audits) == set(schema_lab.expected_audits(scenario, era))
+    assert all(audit["closed"] is True for audit in result.audits.values())
+    for lab in result.labs.values():
+        assert lab.returncode == 0 and not alive(lab.pid)
 
 
 async def test_implicit_tools_list_makes_the_exact_audit_fail(era):
@@ -103,10 +108,11 @@ async def test_candidate_budget_failure_and_single_use():
             pass
 
 
-@pytest.mark.parametrize("probe", [schema_lab.probe_failed_candidate, schema_lab.probe_caller_failure])
-async def test_probe_passes_on_the_real_code(probe):
+async def test_probes_pass_on_the_real_code():
     # probe_in_place and probe_accepted_candidate are the legacy seed scenarios tested above.
-    await probe()
+    assert await schema_lab.probe_failed_candidate() == "duplicate_name"
+    refresh = await schema_lab.probe_caller_failure()
+    assert refresh.closed and refresh.lab.returncode == 0 and not alive(refresh.lab.pid)
 
 
 def stored_mutant_outcomes(part: str) -> dict[str, dict[str, str]]:

@@ -68,7 +68,9 @@ def test_every_chapter_exports_a_sensible_deck(path, exported):
     html = exported[path.stem].read_text(encoding="utf-8")
     parser = _Sections()
     parser.feed(html)
-    shown = [c for c in nb.cells if "solution" not in c.metadata.get("tags", [])]  # the deck leaves solutions out
+    from course_lib.tooling.student_copy import dropped
+
+    shown = [c for c in nb.cells if not dropped(c)]  # the deck leaves solutions and self-check answers out
     kinds = [c.metadata["slideshow"]["slide_type"] for c in shown]
     assert parser.counts.get(1) == kinds.count("slide")
     assert parser.counts.get(2) == kinds.count("slide") + kinds.count("subslide")

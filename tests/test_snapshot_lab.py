@@ -76,7 +76,12 @@ async def test_wrong_server_is_caught_at_its_named_check(control, era):
 
 
 async def test_the_argument_free_probes_pass_on_the_right_server():
-    await snapshot_lab.probe_expired()
+    for probe, scenario, revisions in ((snapshot_lab.probe_expired, "expired", ["r2"]),
+                                       (snapshot_lab.probe_mixed, "mixed", ["r1", "r2"])):
+        report = await probe()
+        assert (report.scenario, report.failure) == (scenario, None)
+        assert [b.revision for b in report.bundles] == revisions
+        assert_clean(report)
 
 
 async def test_a_wrong_check_or_a_surviving_control_is_not_a_kill():

@@ -7,7 +7,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from course_lib.paths import NOTEBOOKS, ROOT
-from course_lib.tooling.student_copy import SOLUTION, generate, main, solution_sources, tags
+from course_lib.tooling.student_copy import SOLUTION, dropped, generate, main, solution_sources, tags
 
 CHAPTERS = sorted(NOTEBOOKS.glob("*.ipynb"))
 
@@ -54,7 +54,7 @@ def test_the_copy_has_no_solution_and_keeps_every_other_cell_as_it_is(tmp_path):
             leaked = [line for line in own if line in content]
             assert not leaked, leaked
             assert "reference_" not in content
-        kept_cells = [c for c in source_nb.cells if SOLUTION not in tags(c)]
+        kept_cells = [c for c in source_nb.cells if not dropped(c)]  # solutions and self-check answers
         assert [c.id for c in student_nb.cells] == [c.id for c in kept_cells]
         # every other cell unchanged: the demonstrations keep their outputs, the checks their scorecards
         assert [(c.source, c.get("outputs")) for c in student_nb.cells] == \

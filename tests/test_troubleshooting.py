@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 
+import psutil
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -44,13 +45,21 @@ def nbval_kernel():
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTEST_CURRENT_TEST="tests/test_troubleshooting.py::kernel (call)")
     km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(ROOT), startup_timeout=120)
 
-    def run(code: str) -> dict:
+    def run(code: str, interrupt_on: str | None = None) -> dict:
+        """``interrupt_on``: interrupt the kernel (the stop button) once the cell printed this."""
         outputs = []
-        reply = kc.execute_interactive(code, timeout=120, output_hook=outputs.append)
+
+        def hook(message):
+            outputs.append(message)
+            if interrupt_on and interrupt_on in message["content"].get("text", ""):
+                km.interrupt_kernel()
+
+        reply = kc.execute_interactive(code, timeout=120, output_hook=hook)
         text = "".join(m["content"].get("text", "") for m in outputs if m["msg_type"] == "stream")
         content = reply["content"]
         return {"status": content["status"], "ename": content.get("ename"), "evalue": content.get("evalue"),
-                "text": text}
+                "text": text, "outputs": [m["msg_type"] for m in outputs if m["msg_type"] not in ("status", "execute_input")],
+                "shown": [m["content"]["traceback"] for m in outputs if m["msg_type"] == "error"]}
 
     try:
         yield run
@@ -108,6 +117,39 @@ def test_kernel_event_loop_errors(nbval_kernel):
     assert failed["evalue"] == "asyncio.run() cannot be called from a running event loop"
     fixed = run("await anyio.sleep(0)\nprint('ok')")
     assert fixed["status"] == "ok" and fixed["text"] == "ok\n"
+
+
+INTERRUPTED = "Interrupted: lab `catalog --mode cycle` stopped; its server processes are gone."
+
+
+@entry(INTERRUPTED)
+def test_interrupt_during_a_lab(nbval_kernel):
+    """The stop button during a lab: one line, no traceback, and no server left running."""
+    from course_lib.tooling.pytest_plugin import surviving_servers
+
+    run = nbval_kernel
+    stopped = run("import anyio\nfrom course_lib import connect\n"
+                  "async with connect('catalog', mode='cycle') as lab:\n"
+                  "    print('open', flush=True)\n    await anyio.sleep(60)", interrupt_on="open")
+    # ipykernel 7 cancels the cell's task: the interrupt arrives as a CancelledError.
+    assert (stopped["status"], stopped["ename"], stopped["text"]) == ("error", "CancelledError", "open\n")
+    assert stopped["outputs"] == ["stream", "error"] and stopped["shown"] == [[INTERRUPTED]]
+    state = run("import os\nfrom course_lib._runtime import fastlaunch\n"
+                "print(lab.pid, lab.alive, os.getpid(), fastlaunch.running_pid())")
+    pid, alive, kernel, fork_server = state["text"].split()
+    assert alive == "False"
+    # The kernel's own processes (other tests' servers may be running in this run)
+    kernel_side = {p.pid for p in psutil.Process(int(kernel)).children(recursive=True)} - {int(fork_server)}
+    assert int(pid) not in kernel_side
+    assert [(p, cmd) for p, cmd in surviving_servers() if p in kernel_side] == []
+    # An interrupt that stopped no lab keeps its traceback, and so does any other error.
+    plain = run("import time\nprint('sleeping', flush=True)\ntime.sleep(60)", interrupt_on="sleeping")
+    assert plain["ename"] == "KeyboardInterrupt" and len(plain["shown"][0]) > 1
+    failed = run("raise ValueError('not an interrupt')")
+    assert failed["ename"] == "ValueError" and len(failed["shown"][0]) > 1
+    # The kernel goes on: the next lab runs.
+    again = run("async with connect('catalog') as lab:\n    print([t.name for t in (await lab.session.list_tools()).tools])")
+    assert again["status"] == "ok" and again["text"] == "['alpha']\n"
 
 
 # --------------------------------------------------------------------------- SDK calls

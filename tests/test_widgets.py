@@ -186,3 +186,65 @@ def test_only_widget_cells_have_ignored_outputs():
             assert ignored == widget, f"{path.name}: {cell.source[:60]!r}"
             widget_cells += widget
     assert widget_cells >= 3
+
+
+def test_clicks_over_a_kernel_subshell_are_answered_before_the_next(tmp_path):
+    """JupyterLab sends widget messages over a kernel subshell: each click's page arrives at once.
+
+    A real kernel and the comm messages a browser sends for a click, on a subshell as JupyterLab
+    does (``commsOverSubshells``): ipykernel 7 runs a callback on the subshell's thread and loop.
+    The next click is made only once the last one's page is shown (the browser check does the same
+    with real clicks in Chromium).
+    """
+    import html
+    import os
+    import queue
+    import time
+
+    from jupyter_client.manager import start_new_kernel
+
+    from course_lib.paths import ROOT
+
+    expected = STEPPER["modes"]["normal"]
+    km, kc = start_new_kernel(kernel_name="python3", startup_timeout=120,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=str(tmp_path))
+    try:
+        code = ("import json\nfrom course_lib.widgets import PageStepper\ns = PageStepper(mode='normal')\n"
+                "print(json.dumps({n: getattr(s, n).model_id for n in "
+                "('start_button', 'next_button', 'stop_button', 'status', 'steps_view')}))")
+        ids = {}
+        def collect(m):
+            if m["msg_type"] == "stream":
+                ids.update(json.loads(m["content"]["text"]))
+        reply = kc.execute_interactive(code, timeout=120, output_hook=collect)
+        assert reply["content"]["status"] == "ok" and ids, reply["content"]
+        kc.control_channel.send(kc.session.msg("create_subshell_request", {}))
+        subshell = kc.get_control_msg(timeout=30)["content"]["subshell_id"]
+
+        made = []
+
+        def click_and_wait(button, view, shows, budget=20.0):
+            made.append(button)
+            msg = kc.session.msg("comm_msg", {"comm_id": ids[button],
+                                              "data": {"method": "custom", "content": {"event": "click"}}})
+            msg["header"]["subshell_id"] = subshell
+            kc.shell_channel.send(msg)
+            deadline = time.monotonic() + budget
+            while time.monotonic() < deadline:
+                try:
+                    m = kc.get_iopub_msg(timeout=max(0.05, deadline - time.monotonic()))
+                except queue.Empty:
+                    break
+                state = m["content"].get("data", {}).get("state", {}) if m["msg_type"] == "comm_msg" else {}
+                if m["content"].get("comm_id") == ids[view] and shows(state.get("value", "")):
+                    return
+            pytest.fail(f"click {len(made)} ({button}) not answered within {budget:g} s")
+
+        click_and_wait("start_button", "status", lambda v: "press" in v)
+        for n, row in enumerate(expected["steps"], 1):
+            click_and_wait("next_button", "steps_view",
+                           lambda v: v.count("<tr>") == n + 1 and html.escape(row[4], quote=False) in v)
+        click_and_wait("stop_button", "status", lambda v: "server stopped" in v)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=False)

@@ -11,6 +11,12 @@ it its exit status, to the status pipe, so pid, return code and process group ar
 cold start. It dies with its parent (end of file on the socket) and kills what is left of its
 children.
 
+A forked server shows in ``ps`` (and psutil's ``cmdline``) the command line a cold start would have
+(``python -m course_lib.servers NAME --mode MODE``): the child rewrites its process title with
+``setproctitle`` (Linux and macOS), inside the room of the fork server's own command line (which
+names itself), leaving the environment the leak check reads untouched. Without ``setproctitle``,
+servers start cold, so that ``ps`` can still tell them apart.
+
 A spawn that fails while the fork server is alive is retried once, with one warning per
 process; a dead fork server is started again once per process (labs it forked still close,
 with return code ``STATUS_LOST``). Otherwise a server starts cold: when ``COURSE_FAST_LAUNCH=0``,
@@ -45,6 +51,11 @@ import warnings
 import anyio
 import anyio.abc
 
+try:
+    import setproctitle
+except ImportError:  # the fallback: cold starts, whose command line is their own
+    setproctitle = None
+
 from course_lib._runtime.portable import pid_alive
 from course_lib.paths import ROOT
 
@@ -53,6 +64,8 @@ READY_TIMEOUT = 30.0  # for a pid: the first lab waits for the fork server's own
 STATUS_LOST = -255  # return code of a lab whose fork server died before reporting one
 STARTS = 2  # fork servers per process: the first and one restart
 _BOOT = "import sys; from course_lib._runtime.fastlaunch import serve; serve(int(sys.argv[1]))"
+# The fork server's last argument: what it is in ``ps``, and room for its children's titles.
+_NAME = "course_lib fork server: each lab server it forks shows its own command line" + " " * 64
 
 
 def _fixed(env: dict[str, str]) -> dict[str, str]:
@@ -155,7 +168,9 @@ class _ForkServer:
         self.env, self.owner, self.lock = env, os.getpid(), threading.Lock()
         self.sock, theirs = socket.socketpair()
         with theirs:  # stdin/stdout are pipes, as a lab's are: the children's sys.stdin/stdout suit them
-            self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno())], env=env, cwd=ROOT,
+            # SPT_NOENV: a title is written over the command line only, never over the environment
+            self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno()), _NAME],
+                                         env={**env, "SPT_NOENV": "1"}, cwd=ROOT,
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                          pass_fds=[theirs.fileno()], start_new_session=True)
         self.proc.stdin.close()
@@ -214,7 +229,8 @@ async def spawn(argv, env: dict[str, str], cwd, stderr, base_env: dict[str, str]
     """Fork a course server; None means "start it cold". ``base_env``, what every lab's
     environment shares, is the fork server's (and what the leak check sees of its children)."""
     global _server, _starts, _warned
-    if os.environ.get(SWITCH) == "0" or not (hasattr(os, "fork") and hasattr(socket, "send_fds")):
+    if (os.environ.get(SWITCH) == "0" or setproctitle is None
+            or not (hasattr(os, "fork") and hasattr(socket, "send_fds"))):
         return None
     if not os.path.isdir(cwd):
         return None  # a cold start reports it
@@ -276,12 +292,13 @@ def _warm() -> None:
     from mcp.server import Server
     import mcp.server.stdio  # noqa: F401
     import course_lib.servers._base  # noqa: F401
+    from course_lib.protocol import BOTH_ERAS
 
     async def on_list_tools(ctx, params):
         return types.ListToolsResult(tools=[types.Tool(name="warm", input_schema={"type": "object"})])
 
     async def exchange() -> None:
-        for mode in ("legacy", "2026-07-28"):
+        for mode in BOTH_ERAS:
             async with Client(Server("warm-up", on_list_tools=on_list_tools), mode=mode) as client:
                 await client.list_tools()
 
@@ -312,6 +329,7 @@ def _become(request: dict, fds: list[int], closing: list[int]) -> None:
         for fd in closing:  # the fork server's socket and wake-up pipe, other labs' status pipes
             os.close(fd)
         os.setsid()
+        setproctitle.setproctitle(" ".join(request["argv"]))  # what ps shows: a cold start's command line
         for target, fd in enumerate(fds[:3]):
             os.dup2(fd, target)
         for fd in fds:

@@ -25,8 +25,8 @@ import anyio
 import anyio.abc
 import psutil
 
-from course_lib._runtime import fastlaunch
-from course_lib._runtime.portable import pid_alive  # noqa: F401  (labs and proctree import it from here)
+from course_lib._runtime import fastlaunch, interrupts, proctree
+from course_lib._runtime.portable import pid_alive  # noqa: F401  (labs imports it from here)
 from course_lib.errors import LaunchError
 from course_lib.paths import ROOT
 
@@ -66,6 +66,7 @@ class ServerProcess:
     workdir: Path | None = None  # the lab directory, set by ``launch``: what ``stop`` sweeps
     started: float | None = None  # ``time.time()`` just before ``launch`` started it
     swept: tuple[int, ...] = ()  # leftover processes of the lab that ``stop``'s sweep had to kill
+    forced: str | None = None  # the signal ``stop`` had to send because the server did not exit by itself
     _stopped = False
 
     def __init__(self, proc: anyio.abc.Process | fastlaunch.Forked):
@@ -108,8 +109,10 @@ class ServerProcess:
             except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 pass
             if not await self.wait_exit(EXIT_GRACE):
+                self.forced = "SIGTERM"
                 self.signal_group(signal.SIGTERM)
                 if not await self.wait_exit(TERM_GRACE):
+                    self.forced = "SIGKILL"
                     self.signal_group(signal.SIGKILL)
                     await self.wait_exit(TERM_GRACE)
             # Whatever the server left in its group (children it forgot) goes with it, before
@@ -124,8 +127,6 @@ class ServerProcess:
                 pass
             self._release()
             if self.workdir is not None:
-                from course_lib._runtime import proctree  # noqa: PLC0415 (imports this module)
-
                 self.swept = tuple(await proctree.sweep(self.pid, self.workdir, spare=frozenset({self.pid}),
                                                         since=self.started))
             return self.swept
@@ -165,36 +166,48 @@ async def launch(argv: Sequence[str], workdir: Path, *, fast: bool = False, env:
     with open(workdir / STDERR_LOG, "wb") as errlog:
         process = await spawn(argv, server_env(workdir, env), Path(cwd or ROOT), errlog, fast=fast)
     process.workdir, process.started = workdir, started
+    interrupts.note_process(process.pid)  # an interrupt's line checks that it is gone
     return process
 
 
 @asynccontextmanager
 async def started_server(argv: Sequence[str], *, prefix: str = "course-lab-", fast: bool = False,
                          env: dict[str, str] | None = None, cwd: str | os.PathLike | None = None,
-                         workdir: Path | None = None,
+                         workdir: Path | None = None, name: str | None = None,
                          on_stopped: Callable[[ServerProcess], None] | None = None) -> AsyncIterator[ServerProcess]:
     """The one lifecycle of a server process: a lab directory, ``launch``, yield, ``stop``, cleanup.
 
     The lab directory is made here (``prefix``) unless ``workdir`` is given, and removed at the end
     unless it was given. ``on_stopped(process)`` runs after the stop and before the directory goes,
     so a caller can keep the stderr log. However the block ends (an error, a cancel, an interrupt),
-    the process, its group and whatever escaped it are gone when this returns."""
+    the process, its group and whatever escaped it are gone when this returns. An interrupt names
+    the lab by ``name`` (by default the command line, see ``lab_name``)."""
     own_dir = workdir is None
-    folder = Path(tempfile.mkdtemp(prefix=prefix)) if own_dir else Path(workdir)
-    process: ServerProcess | None = None
-    try:
-        process = await launch(argv, folder, fast=fast, env=env, cwd=cwd)
-        yield process
-    finally:
-        with anyio.CancelScope(shield=True):
-            try:
-                if process is not None:
-                    await process.stop()
-                    if on_stopped is not None:
-                        on_stopped(process)
-            finally:
-                if own_dir:
-                    shutil.rmtree(folder, ignore_errors=True)
+    with interrupts.running("lab", name or lab_name(argv)):
+        folder = Path(tempfile.mkdtemp(prefix=prefix)) if own_dir else Path(workdir)
+        process: ServerProcess | None = None
+        try:
+            process = await launch(argv, folder, fast=fast, env=env, cwd=cwd)
+            yield process
+        finally:
+            with anyio.CancelScope(shield=True):
+                try:
+                    if process is not None:
+                        await process.stop()
+                        if on_stopped is not None:
+                            on_stopped(process)
+                finally:
+                    if own_dir:
+                        shutil.rmtree(folder, ignore_errors=True)
+
+
+def lab_name(argv: Sequence[str]) -> str:
+    """How a student recognises a lab: a course server by its name and options, any other
+    process by its command line (the interpreter's path shortened to its name)."""
+    argv = [str(a) for a in argv]
+    words = argv[3:] if argv[1:3] == ["-m", "course_lib.servers"] else [Path(argv[0]).name, *argv[1:]]
+    text = " ".join(words)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 async def wait_ready(process: ServerProcess, timeout: float, *, on_exit: Callable[[ServerProcess], BaseException],

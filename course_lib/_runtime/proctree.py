@@ -27,7 +27,7 @@ from pathlib import Path
 import anyio
 import psutil
 
-from course_lib._runtime.process import pid_alive
+from course_lib._runtime.portable import pid_alive
 
 SWEEP_ROUNDS = 20  # a process that keeps forking is re-scanned until a scan finds nothing new
 _POLL = 0.01

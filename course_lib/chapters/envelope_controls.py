@@ -21,7 +21,7 @@ from pathlib import Path
 import anyio
 
 from course_lib.errors import CheckFailed, CourseError
-from course_lib._runtime.process import server_env
+from course_lib._runtime.process import STDERR_LOG, started_server
 from course_lib.paths import ROOT, fixture
 from course_lib.line_client import CHECKS, LineClient, asserts_active, check_reply, python_argv
 from course_lib.protocol import INTERNAL_ERROR, LEGACY, LEGACY_VERSION
@@ -164,7 +164,7 @@ class ControlRun:
 async def _replay_one(path: Path, checker: str) -> dict:
     recorded = json.loads(path.read_text(encoding="utf-8"))
     argv = python_argv(str(STANDIN), str(path))
-    wire = LineClient(argv, era=recorded["era"], sdk=recorded["sdk"],
+    wire = LineClient(argv, era=recorded["era"], sdk=recorded["sdk"], server_messages="judge",
                       reply_timeout=recorded.get("reply_timeout", 30.0),
                       exit_grace=recorded.get("exit_grace", 10.0),
                       checker=check_reply if checker == "strict" else check_reply_with_asserts)
@@ -207,13 +207,18 @@ async def run_controls(recorded: dict, cases: list[str], *, modes=MODES, checker
                 (directory / f"{case}.json").write_text(json.dumps(damaged(recorded, case)), encoding="utf-8")
             argv = python_argv("-m", "course_lib.chapters.envelope_controls", "replay", str(directory), *checkers,
                                optimize=mode == "-O")
-            env = server_env(directory)
+            out = bytearray()
             with anyio.fail_after(timeout):
-                done = await anyio.run_process(argv, env=env, check=False)
-            if done.returncode != 0:
-                raise CourseError(f"the replay process failed ({done.returncode}): "
-                                  f"{done.stderr.decode(errors='replace').strip()[-300:]}", reason="replay_failed")
-            for line in done.stdout.decode().splitlines():
+                async with started_server(argv, workdir=directory, name="envelope replay") as process:
+                    await process.stdin.aclose()
+                    async for chunk in process.stdout:
+                        out.extend(chunk)
+                    await process.wait_exit(timeout)
+            if process.returncode != 0:
+                stderr = (directory / STDERR_LOG).read_text(errors="replace")
+                raise CourseError(f"the replay process failed ({process.returncode}): "
+                                  f"{stderr.strip()[-300:]}", reason="replay_failed")
+            for line in out.decode().splitlines():
                 row = json.loads(line)
                 started_file = (directory / row["case"]).with_suffix(".started").exists()
                 if started_file != row["started"]:

@@ -103,8 +103,8 @@ class BadMutant(CourseError):
 
 def _copy_course(target: Path) -> None:
     for name in COPIED:
+        # Not the Node peers (150 MB; no probe runs them): copying them made each mutant slow.
         shutil.copytree(ROOT / name, target / name,
-                        # node_modules: chapter 11's installed peers (150 MB), which no probe runs
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "node_modules"))
 
 
@@ -238,15 +238,6 @@ def run_baseline(probe: str, *, timeout: float = PROBE_TIMEOUT) -> Outcome:
         return Outcome(probe, "passed")
     return Outcome(probe, "not_a_kill", report.get("check"), report.get("message", ""),
                    f"baseline failed: {report.get('status')}: {report.get('detail', report.get('message', ''))}")
-
-
-def run_all(mutants: list[Mutant], *, baseline: bool = True, timeout: float = PROBE_TIMEOUT) -> list[Outcome]:
-    """Every probe's baseline (once each) followed by every mutant, in order."""
-    outcomes = []
-    if baseline:
-        for probe in dict.fromkeys(m.probe for m in mutants):
-            outcomes.append(run_baseline(probe, timeout=timeout))
-    return outcomes + [run_mutant(m, timeout=timeout) for m in mutants]
 
 
 def outcome_table(mutants: list[Mutant], outcomes: list[Outcome]):

@@ -45,6 +45,9 @@ def main(argv: list[str]) -> int:
         raise SystemExit("usage: peer_tap.py LOG CAP SERVER ARGV...")
     cap = int(cap)
     env = dict(os.environ, PYTHONPATH=str(ROOT), COURSE_LAB_SERVER="1", PYTHONUNBUFFERED="1")
+    # Not ``started_server``: this relay is started by an outside client as its "server" and
+    # runs on the standard library alone. It and its server stay in the peer run's process
+    # group, which the run's own ``started_server`` kills when the run ends.
     child = subprocess.Popen(server, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     log = open(log_path, "a", buffering=1)
     me = os.getpid()

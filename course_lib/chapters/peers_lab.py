@@ -15,14 +15,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
+
 from course_lib.errors import CourseError
+from course_lib.protocol import AUTO, BOTH_ERAS, INVALID_PARAMS, LEGACY, MODERN_VERSION
 from course_lib.paths import FIXTURES, PACKAGE
 
 PEERS_DIR = FIXTURES / "peers"
@@ -99,7 +101,7 @@ def check() -> dict[str, str]:
 
 # -- the peers ------------------------------------------------------------------------------
 
-ERA_NAMES = {"2026-07-28": "modern"}  # the Inspector's word for the 2026-07-28 era
+ERA_NAMES = {MODERN_VERSION: "modern"}  # the Inspector's word for the 2026-07-28 era
 
 
 @dataclass(frozen=True)
@@ -126,16 +128,16 @@ class Peer:
 
 PEERS = (
     Peer("@modelcontextprotocol/sdk", "ts-sdk", "sdk1.mjs"),
-    Peer("@modelcontextprotocol/client", "ts-client", "client2.mjs", eras=("legacy", "auto", "2026-07-28")),
+    Peer("@modelcontextprotocol/client", "ts-client", "client2.mjs", eras=(LEGACY, AUTO, MODERN_VERSION)),
     Peer("@modelcontextprotocol/inspector", "inspector", "clients/launcher/build/index.js", cli=True,
-         eras=("legacy", "auto", "2026-07-28"), era_flag=True),
+         eras=(LEGACY, AUTO, MODERN_VERSION), era_flag=True),
     # inspector-cli 1.0.3 reads its own package.json as "../package.json" of the working
     # directory: it starts from fixtures/peers/clients, whose parent holds one.
     Peer("@modelcontextprotocol/inspector-cli", "inspector-cli", "build/cli.js", cli=True),
 )
 # The fix, in the client's own language: the 2.x client walked page by page with the walker's rules.
 GUARDED = Peer("@modelcontextprotocol/client", "guarded ts-client", "guarded.mjs",
-               eras=("legacy", "2026-07-28"))
+               eras=BOTH_ERAS)
 EVERYTHING = "@modelcontextprotocol/server-everything"
 
 
@@ -180,22 +182,22 @@ def _parse(stdout: str, stderr: str, kind: str) -> tuple:
 
 
 async def _group_run(argv: list[str], cwd: Path, timeout: float) -> tuple[str, str, bool]:
-    env = dict(os.environ, PATH=f"{node_home() / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
-    proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=env, start_new_session=True,
-                                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                                stderr=subprocess.PIPE)
-    timed_out = False
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout)
-    except asyncio.TimeoutError:
-        timed_out, out, err = True, b"", b""
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the peer, its taps and the servers behind them
-        except ProcessLookupError:
-            pass
-        await proc.wait()
-    return out.decode(errors="replace"), err.decode(errors="replace"), timed_out
+    """Run a peer to its exit (or its budget) as a lab process: the peer, its taps and the servers
+    behind them share its group and its lab directory, and go with it."""
+    from course_lib._runtime.process import STDERR_LOG, started_server
+
+    path = {"PATH": f"{node_home() / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    out, err = bytearray(), ""
+    async with started_server(argv, prefix="course-peer-run-", env=path, cwd=cwd) as process:
+        await process.stdin.aclose()
+        with anyio.move_on_after(timeout) as budget:
+            async for chunk in process.stdout:
+                out.extend(chunk)
+            await process.wait_exit(timeout)
+        if budget.cancelled_caught:
+            return "", "", True
+        err = (process.workdir / STDERR_LOG).read_text(errors="replace")
+    return out.decode(errors="replace"), err, False
 
 
 def server_argv(server: str, mode: str | None = None, fixture: str | os.PathLike | None = None) -> list[str]:
@@ -262,7 +264,7 @@ NOTE = ("(n): list requests the course server received. +cursor: the client prin
 
 def rows() -> list[tuple[Peer | None, str]]:
     """(peer, era) for every row: each peer in each era it supports, the course walker last."""
-    return [(p, e) for p in PEERS for e in p.eras] + [(None, "legacy"), (None, "2026-07-28")]
+    return [(p, e) for p in PEERS for e in p.eras] + [(None, era) for era in BOTH_ERAS]
 
 
 def row_label(peer: Peer | None) -> str:
@@ -278,8 +280,8 @@ def reason(message: str) -> str:
         return message.split(":", 1)[0]
     if "listMaxPages" in message:
         return "page cap"
-    if "-32602" in message or "ursor" in message:
-        return "-32602"
+    if str(INVALID_PARAMS) in message or "ursor" in message:
+        return str(INVALID_PARAMS)
     if "timed out" in message:
         return "timeout"
     return "error"
@@ -405,7 +407,7 @@ def era_table(results: dict):
 
 # -- the other direction: the course's walker against the reference server -------------------
 
-EVERYTHING_ERAS = ("legacy", "auto", "2026-07-28")
+EVERYTHING_ERAS = (LEGACY, AUTO, MODERN_VERSION)
 # Cursors no server issued: empty, base64 of a word, base64 of an offset, base64 of a negative one.
 PROBE_CURSORS = ("", "bm90", "OTU=", "LTU=")
 

@@ -342,16 +342,19 @@ async def probe_in_place() -> None:
     await run_and_check("in_place_integer")
 
 
-async def probe_failed_candidate() -> None:
+async def probe_failed_candidate() -> str:
+    """Returns the reason the candidate was refused (``duplicate_name`` or this raises)."""
     reason, _, _ = await refresh_must_fail("legacy", "candidate")
     require(reason == "duplicate_name", "candidate_rejected", f"candidate failed for another reason: {reason}")
+    return reason
 
 
 class CallerBug(Exception):
     """What a caller's own mistake inside a candidate block looks like in the probe."""
 
 
-async def probe_caller_failure() -> None:
+async def probe_caller_failure():
+    """Returns the closed candidate."""
     refresh = candidate("schema", fixture=fixture("candidate_success"), era="legacy", **BUDGET)
     propagated = False
     try:
@@ -362,6 +365,7 @@ async def probe_caller_failure() -> None:
         propagated = True
     require(propagated, "caller_failure_propagates", "caller failure was swallowed by the candidate")
     require(refresh.closed, "candidate_closed_after_caller_failure", "candidate process still running")
+    return refresh
 
 
 async def probe_accepted_candidate() -> None:

@@ -206,12 +206,12 @@ async def probe(scenario: str, era: str = "legacy") -> Report:
 
 
 # Argument-free probes (``module:function``), the form a generic mutant runner calls.
-async def probe_mixed() -> None:
-    await probe("mixed")
+async def probe_mixed() -> Report:
+    return await probe("mixed")
 
 
-async def probe_expired() -> None:
-    await probe("expired")
+async def probe_expired() -> Report:
+    return await probe("expired")
 
 
 # -- negative controls: five known-wrong servers, each must fail at its named check ------------

@@ -1,28 +1,19 @@
-"""The autograder of chapter 10's exercise (10_stateless_cache): a catalog refresh through the
-Client's response cache.
+"""Chapter 10's exercise: ``async def refresh(client) -> names`` through the Client's response cache.
 
-The student's ``async def refresh(client) -> names`` gets an ``mcp.Client`` connected at
-2026-07-28 to a real ``modern`` server, with the SDK's response cache on (``connect``'s
-default). The battery ``fixtures/grading/stateless.json`` moves the catalog at each point a
-refresh can meet a change:
-
-* before the refresh (``"before": "bump"``: one listing caches page 1, then the ``bump`` tool
-  moves the server to its other catalog), so a refresh that trusts the cached page 1 stitches
-  two catalogs together, or sends a cursor that has expired;
-* between two of its reads (the ``drifting`` and ``churning`` servers change after page 1);
-* after a refresh (``"twice": "bump"``: the student's refresh runs, the catalog moves, and the
-  refresh runs again on the same client: the second answer must be the new catalog).
-
-Besides the names (or the refusal: the server's second -32602, passed on), each scenario
-states how many ``tools/list`` requests reach the server (a cached page never does): page 1
-is always fetched again, and a refused walk restarts once, from page 1. Verdicts and the
-scorecard are ``course_lib.grading.core``'s.
-"""
+``fixtures/grading/stateless.json`` moves a real ``modern`` server's catalog before the refresh
+(one listing caches page 1, then ``bump``), between two of its reads (``drifting``, ``churning``)
+or after it (``"twice": "bump"``: the second answer must be the new catalog). The judge is the
+walker's (``core.judge_on_wire``): the names or the server's second -32602, and the exact number
+of ``tools/list`` requests that reach the server (a cached page never does)."""
 from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
-from course_lib.grading.core import Scorecard, load_battery, run_battery, select
+from course_lib.grading.battery import load_battery, rows_of, select
+from course_lib.grading.core import judge_on_wire
+from course_lib.grading.runner import run_battery
+from course_lib.grading.scorecard import Scorecard
+from course_lib.grading.unavailable import without
 
 Refresh = Callable[[Any], Awaitable[Any]]
 
@@ -45,8 +36,9 @@ async def grade_cache_refresh(student: Refresh, battery: str = "stateless", *, o
     """Grade ``async def student(client) -> names`` on the battery's modern servers."""
     title, scenarios, spec = load_battery(battery)
     scenarios = select(scenarios, only, None)
-    rows = {s["name"]: s for s in spec["scenarios"]}
+    rows = rows_of(spec)
     budget = budget or spec.get("budget_seconds", 8.0)
+    student = without(student, spec.get("unavailable", ()))
 
     async def call(s, lab):
         twice = rows[s.name].get("twice")
@@ -58,5 +50,5 @@ async def grade_cache_refresh(student: Refresh, battery: str = "stateless", *, o
         await bump(lab.client)
         return await student(lab.client)
 
-    return await run_battery(title, scenarios, budget, call,
+    return await run_battery(title, scenarios, budget, call, judge_on_wire, battery=battery,
                              prepare=lambda s, lab: _prepare(lab.client, rows[s.name].get("before")))

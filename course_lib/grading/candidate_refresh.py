@@ -1,25 +1,12 @@
-"""Chapter 5's exercise grader: a student's retrying candidate refresh, judged by the chapter's probes.
+"""Chapter 5's exercise: ``my_retrying_candidate(active, open_candidate)``, judged by probes.
 
-The student writes ``my_retrying_candidate(active, open_candidate)``, an async context manager
-like ``course_lib.refresh.candidate`` that tries once more: ``open_candidate()`` is ``connect(...)``
-for a candidate's own server process and session (the options are bound by the grader; the n-th
-call may start a server with another fixture); ``active`` is the lab in use, passed only so that
-the grader can see it stays untouched. Used as ``async with my_retrying_candidate(active,
-open_candidate) as ready:``, it must yield only a complete catalog (``Ready(lab, catalog)`` or the
-``Catalog``); when a candidate's walk is rejected, close it and walk exactly one new candidate;
-let the second rejection's error out only after closing; never hold two candidates at once; let
-the caller's exception propagate after closing, without retrying; and send nothing on ``active``.
-
-Each scenario is one of the negative-control probes of ``course_lib.chapters.schema_lab``
-(``probe_caller_failure``, ``probe_accepted_candidate``, and ``probe_in_place``'s question asked
-of a candidate: does a rejected refresh change the active session?), rewritten to take the
-student's context manager as a parameter, plus two probes of the retry (``probe_retry_recovers``,
-``probe_retry_gives_up``). A row passes only if its probe passes; a failure names the probe's
-check (``[candidate_never_yields] ...``).
-The candidate's processes are opened by the grader's ``open_candidate``, which records every
-lab, so "closed" means the process has exited; whatever the student leaves open is closed
-after the row. The battery is ``fixtures/grading/candidate.json``, written by hand.
-"""
+An async context manager like ``course_lib.refresh.candidate`` (unavailable to it) that tries once
+more: it yields only a complete catalog; when a candidate's walk is rejected, it closes it and walks
+exactly one new one; the second rejection leaves only after closing; never two candidates at once;
+the caller's exception propagates after closing, unretried; nothing is sent on ``active``. Each row
+of ``fixtures/grading/candidate.json`` is one probe (the negative controls of
+``chapters.schema_lab`` asked of the student's context manager, and two of the retry), run in every
+era; a failure names the probe's check. ``grading.candidate_opener`` holds every candidate."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -29,9 +16,15 @@ import anyio
 
 from course_lib.chapters import schema_lab
 from course_lib.chapters.negative_controls import require
-from course_lib.errors import CatalogError, CheckFailed, CourseError, unwrap
-from course_lib.grading.core import (Scenario, Scorecard, Stopped, Verdict, each_scenario, load_battery, no_result,
-                                     select, watched)
+from course_lib.errors import CatalogError, CheckFailed, unwrap
+from course_lib.grading import outcome as o
+from course_lib.grading.battery import Scenario, load_battery, select
+from course_lib.grading.budget import Stopped, stopped_inside, watched
+from course_lib.grading.candidate_opener import CandidateOpener
+from course_lib.grading.outcome import no_result
+from course_lib.grading.runner import each_scenario
+from course_lib.grading.scorecard import Scorecard, Verdict, publish
+from course_lib.grading.unavailable import without
 from course_lib.labs import connect
 from course_lib.paths import fixture
 from course_lib.protocol import LEGACY
@@ -40,111 +33,8 @@ from course_lib.walker import walk
 BATTERY = "candidate"
 
 
-def crash_line(exc: BaseException) -> str:
-    """The last line of an error: ``Type: message`` (just ``Type`` when there is no message)."""
-    message = str(exc)
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-
-
-def _stopped(exc: BaseException) -> bool:
-    """Whether the watchdog's stop is behind ``exc`` (a lab the student opened reports it as its own)."""
-    while exc is not None:
-        if isinstance(exc, Stopped):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
 def _fixture(relative: str):
     return fixture(*relative.split("/"))
-
-
-class CandidateHandle:
-    """What ``open_candidate()`` returns: ``async with`` it to start the candidate's server.
-
-    The server runs in a task of the grader, so the grader can close it after the row even when
-    the student's code never does.
-    """
-
-    def __init__(self, opener: "CandidateOpener"):
-        self._opener = opener
-        self._release = anyio.Event()
-        self._done = anyio.Event()
-        self._entered = False
-        self.lab = None
-        self.error: BaseException | None = None
-
-    async def __aenter__(self):
-        if self._entered:
-            raise RuntimeError("each open_candidate() is entered once; call it again for another candidate")
-        self._entered = True
-        ready = anyio.Event()
-
-        # The n-th candidate's server; a candidate still running when the next one opens is noted.
-        options = dict(self._opener.options, fixture=self._opener.fixture_for(len(self._opener.labs)))
-        if any(lab.returncode is None for lab in self._opener.labs):
-            self._opener.overlapped = True
-
-        async def hold() -> None:
-            try:
-                async with connect(**options) as lab:
-                    self.lab = lab
-                    self._opener.labs.append(lab)
-                    ready.set()
-                    await self._release.wait()
-            except Exception as exc:  # kept for __aenter__; a failure after the walk is not the student's
-                self.error = exc
-            finally:
-                ready.set()
-                self._done.set()
-
-        self._opener.task_group.start_soon(hold)
-        await ready.wait()
-        if self.lab is None:
-            raise self.error or CourseError("the candidate could not start", reason="launch_failed")
-        return self.lab
-
-    async def __aexit__(self, exc_type, exc, tb) -> bool:
-        await self.close()
-        return False
-
-    async def close(self) -> None:
-        if self._entered:
-            self._release.set()
-            with anyio.CancelScope(shield=True):
-                await self._done.wait()
-
-
-class CandidateOpener:
-    """``open_candidate``: every lab it started, and whether all of them have exited."""
-
-    def __init__(self, task_group, *, fixtures: list, **options: Any):
-        self.task_group = task_group
-        self.options = options
-        self.fixtures = fixtures  # the n-th candidate's fixture; the last one repeats
-        self.overlapped = False   # a candidate opened while an earlier one still ran
-        self.labs: list = []
-        self._handles: list[CandidateHandle] = []
-
-    def fixture_for(self, index: int):
-        return self.fixtures[min(index, len(self.fixtures) - 1)]
-
-    def __call__(self) -> CandidateHandle:
-        handle = CandidateHandle(self)
-        self._handles.append(handle)
-        return handle
-
-    @property
-    def lab(self):
-        return self.labs[-1] if self.labs else None
-
-    @property
-    def closed(self) -> bool:
-        return bool(self.labs) and all(lab.returncode is not None for lab in self.labs)
-
-    async def close_all(self) -> None:
-        for handle in self._handles:
-            await handle.close()
 
 
 def _catalog_of(ready: Any):
@@ -315,6 +205,7 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
     budget = budget or spec.get("budget_seconds", 30.0)
     entries = {entry["name"]: entry for entry in spec["scenarios"]}
     hints = spec["check_hints"]
+    student = without(student, spec.get("unavailable", ()))
 
     async def attempt(s: Scenario, entry: dict, era: str) -> None:
         probe = PROBES[entry["probe"]]
@@ -350,18 +241,18 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
                                             {"active": schema_lab.audit_of(active),
                                              "candidate": schema_lab.audit_of(opener.lab)}))
 
-    async def outcome(s: Scenario, era: str) -> tuple[str, str] | None:
-        """None when the probe passes in ``era``; otherwise (what happened, its hint key)."""
+    async def outcome(s: Scenario, era: str) -> tuple[str, str, str, o.Outcome | None] | None:
+        """None when the probe passes in ``era``; otherwise (what happened, its hint key, failure, outcome)."""
         try:
             await attempt(s, entries[s.name], era)
         except BaseException as group:
             exc = unwrap(group) if isinstance(group, BaseExceptionGroup) else group
             if isinstance(exc, CheckFailed):
-                return str(exc), exc.check
-            if isinstance(exc, TimeoutError) or _stopped(exc):
-                return no_result(budget), "no result"
+                return str(exc), exc.check, o.WRONG_RESULT, None
+            if isinstance(exc, TimeoutError) or stopped_inside(exc):
+                return no_result(budget), "no result", o.HANG, o.hung(budget)
             if isinstance(exc, Exception):  # the student's own bug is a verdict, not a crash of the grader
-                return "your code crashed: " + crash_line(exc), "your code crashed"
+                return o.describe(o.crashed(exc)), "your code crashed", o.CRASH, o.crashed(exc)
             raise
         return None
 
@@ -374,11 +265,13 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
         if not failures:
             return Verdict(s, True, "the probe passes")
         observed = [result[0] for result in failures.values()]
-        first_era, (_, key) = next(iter(failures.items()))
+        _, key, failure, seen = next(iter(failures.values()))
         if len(failures) == len(era_list) and len(set(observed)) == 1:
             text = observed[0]
         else:
             text = "; ".join(f"{era}: {result[0]}" for era, result in failures.items())
-        return Verdict(replace(s, hint=hints.get(key, s.hint)), False, text)
+        hint = hints.get(key, s.hint)
+        return Verdict(replace(s, hint=hint), False, text, failure, seen)
 
-    return Scorecard(f"{title} (each stopped after {budget:g} s)", await each_scenario(run, scenarios))
+    return publish(Scorecard(f"{title} (each stopped after {budget:g} s)", await each_scenario(run, scenarios),
+                             battery=battery))

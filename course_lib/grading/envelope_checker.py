@@ -1,30 +1,18 @@
-"""Chapter 7's exercise grader: a student's envelope checker, judged on damaged replays.
+"""Chapter 7's exercise: ``my_check_reply(line, request_id)``, judged on damaged replays.
 
-The student writes ``my_check_reply(line, request_id)``, the named checks of one reply line
-(like ``course_lib.line_client.check_reply``): return the reply object, or raise ``WireError``
-(any ``CheckFailed``) whose ``check`` names the rule the line breaks, without ``assert``.
-
-The grader captures a real atlas session in each era, damages the first reply as each scenario
-of ``fixtures/grading/envelope.json`` says (a case of ``envelope_controls.damaged`` or a
-hand-written edit), and replays every damaged capture through the stand-in server with the
-student's checker inside ``LineClient``, in a normal and in a ``python -O`` client interpreter.
-The replay runs in a child process, so the student's function must be importable there: the
-grader writes its source and whatever it uses from the notebook to a module in a temporary
-folder (``grading.function_source``), which the child imports. Inside the child every call of the
-checker is stopped after the battery's budget, synchronous loops too (``SIGALRM``).
-
-A row passes only if, in both eras and both interpreters, the damaged reply is refused at the
-expected named check at the first reply (the damaged one), and the undamaged session passes.
-"""
+A real atlas session is captured in each era, its first reply damaged as each row of
+``fixtures/grading/envelope.json`` says, and replayed through the stand-in with the student's
+checker inside ``LineClient``, in a normal and a ``python -O`` child interpreter (the function is
+copied there by ``grading.child``; each call is stopped at the budget by ``SIGALRM``). A row passes
+only if, in both eras and both interpreters, the damaged reply is refused at its named check at
+the first reply, and the undamaged session passes."""
 from __future__ import annotations
 
 import copy
-import importlib
 import importlib.util
 import json
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 from dataclasses import replace
@@ -33,13 +21,15 @@ from typing import Callable
 
 import anyio
 
+from course_lib._runtime.process import started_server
 from course_lib.chapters.envelope_controls import STANDIN, atlas_session, capture, damaged
 from course_lib.errors import CheckFailed, CourseError
-from course_lib.grading.candidate_refresh import crash_line
-from course_lib.grading.core import Scenario, Scorecard, Verdict, load_battery, select
-from course_lib.grading.function_source import SourceError, module_source
+from course_lib.grading import outcome as o
+from course_lib.grading.battery import Scenario, load_battery, select
+from course_lib.grading.child import SourceError, child_argv, write_module
+from course_lib.grading.outcome import crash_line
+from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.line_client import LineClient, asserts_active, python_argv
-from course_lib._runtime.process import server_env
 from course_lib.scenarios import for_each
 
 BATTERY = "envelope"
@@ -53,9 +43,9 @@ MODULE = "student_checker"
 class CheckerProblem(Exception):
     """The student's checker did something other than return the reply or refuse it."""
 
-    def __init__(self, kind: str, message: str):
+    def __init__(self, kind: str, message: str, error_type: str | None = None):
         super().__init__(message)
-        self.kind = kind
+        self.kind, self.error_type = kind, error_type
 
 
 class _Hung(BaseException):
@@ -82,7 +72,7 @@ def guarded(checker: Callable, budget: float) -> Callable[[bytes, int], dict]:
         except AssertionError as exc:
             raise CheckerProblem("assert", f"raised AssertionError: {exc}"[:200]) from None
         except Exception as exc:
-            raise CheckerProblem("crashed", "your code crashed: " + crash_line(exc)[:200]) from None
+            raise CheckerProblem("crashed", "your code crashed: " + crash_line(exc)[:200], type(exc).__name__) from None
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
@@ -100,14 +90,14 @@ def guarded(checker: Callable, budget: float) -> Callable[[bytes, int], dict]:
 async def _replay(path: Path, checker: Callable, budget: float) -> dict:
     recorded = json.loads(path.read_text(encoding="utf-8"))
     wire = LineClient(python_argv(str(STANDIN), str(path)), era=recorded["era"], sdk=recorded["sdk"],
-                      reply_timeout=30.0, exit_grace=10.0, checker=guarded(checker, budget))
+                      server_messages="judge", reply_timeout=30.0, exit_grace=10.0, checker=guarded(checker, budget))
     row = {"file": path.name, "asserts_active": asserts_active()}
     try:
         async with wire:
             await atlas_session(wire)
         row.update(outcome="passed", check=None, message="")
     except CheckerProblem as exc:
-        row.update(outcome=exc.kind, check=None, message=str(exc))
+        row.update(outcome=exc.kind, check=None, message=str(exc), error_type=exc.error_type)
     except CheckFailed as exc:
         row.update(outcome="refused", check=exc.check, message=exc.message)
     except CourseError as exc:  # the session failed after the checker accepted a reply
@@ -159,24 +149,16 @@ def damage(recorded: dict, spec: dict) -> dict:
 
 async def _run_child(directory: Path, files: list[str], mode: str, budget: float) -> dict[str, dict]:
     """Replay ``files`` in one interpreter; a file without an answer gets a ``hung`` row."""
-    argv = python_argv("-m", __name__, "replay", str(directory), optimize=mode == "-O")
+    argv = child_argv("-m", __name__, "replay", str(directory), optimize=mode == "-O")
     rows: dict[str, dict] = {}
     lines: list[str] = []
-    errors = open(directory / f"stderr-{mode}.log", "wb")
-    async with await anyio.open_process(argv, env=server_env(directory), stdin=subprocess.DEVNULL,
-                                        stderr=errors) as process:
+    async with started_server(argv, prefix="course-envelope-child-") as process:
         buffer = b""
-        try:
-            with anyio.fail_after(budget * 4 * len(files) + 60):
-                async for chunk in process.stdout:
-                    buffer += chunk
-                    *done, buffer = buffer.split(b"\n")
-                    lines += [line.decode() for line in done if line.strip()]
-                await process.wait()
-        except TimeoutError:
-            process.kill()
-            await process.wait()
-    errors.close()
+        with anyio.move_on_after(budget * 4 * len(files) + 60):
+            async for chunk in process.stdout:
+                buffer += chunk
+                *done, buffer = buffer.split(b"\n")
+                lines += [line.decode() for line in done if line.strip()]
     for line in lines:
         row = json.loads(line)
         if "import_error" in row:
@@ -234,19 +216,23 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
     entries = {entry["name"]: entry for entry in spec["scenarios"]}
     title = f"{title} (each call stopped after {budget:g} s)"
 
-    def verdict(s: Scenario, observed: str, key: str) -> Verdict:
+    failures = {"crashed": o.CRASH, "hung": o.HANG, "source": o.CRASH}
+
+    def verdict(s: Scenario, observed: str, key: str, error_type: str | None = None) -> Verdict:
         hint = spec["class_hints"].get(key, s.hint)
-        return Verdict(replace(s, hint=hint), False, observed)
+        error = {"NotImplementedError": NotImplementedError(), "NameError": NameError()}.get(error_type)
+        return Verdict(replace(s, hint=hint), False, observed, failures.get(key, o.WRONG_RESULT),
+                       o.crashed(error) if error is not None else None)
 
-    try:
-        source = module_source(student)
-    except SourceError as exc:
-        return Scorecard(title, [verdict(s, str(exc), "source") for s in scenarios])
-
-    captures = await for_each(capture, eras)
     directory = Path(tempfile.mkdtemp(prefix="course-envelope-grade-"))
     try:
-        (directory / f"{MODULE}.py").write_text(source, encoding="utf-8")
+        write_module(directory, MODULE, student, spec.get("unavailable", ()))
+    except SourceError as exc:
+        shutil.rmtree(directory, ignore_errors=True)
+        return publish(Scorecard(title, [verdict(s, str(exc), "source") for s in scenarios], battery=battery))
+
+    captures = await for_each(capture, eras)
+    try:
         files, where = [], {}
         for index, s in enumerate(scenarios):
             for era in eras:
@@ -265,22 +251,22 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
     for s in scenarios:
         expected = entries[s.name]["refused_at"]
         found: dict[str, list[tuple[str, str]]] = {}
-        key = None
+        key, error_type = None, None
         for era in eras:
             for mode in modes:
-                wrong = _describe(results[mode][where[(s.name, era)]], expected)
+                row = results[mode][where[(s.name, era)]]
+                wrong = _describe(row, expected)
                 if wrong is not None:
                     found.setdefault(wrong[0], []).append((era, mode))
                     key = key if key not in (None, "scenario") else wrong[1]
+                    error_type = error_type or row.get("error_type")
         if not found:
             verdicts.append(Verdict(s, True, "refused as expected" if expected != "passed" else "passed"))
             continue
         observed = "; ".join(_label(combos, eras, modes) + text for text, combos in found.items())
-        verdicts.append(verdict(s, observed, key))
-    return Scorecard(title, verdicts)
+        verdicts.append(verdict(s, observed, key, error_type))
+    return publish(Scorecard(title, verdicts, battery=battery))
 
-
-__all__ = ["grade_envelope", "guarded", "damage"]
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -1,26 +1,14 @@
-"""The grader of chapter 3's exercise (03_paginating_server): a page function, judged on the wire.
+"""Chapter 3's exercise: ``my_page(cursor, catalog) -> (names, next_cursor)``, judged on the wire.
 
-The student writes ``my_page(cursor, catalog) -> (names, next_cursor)``: the page of tool names
-that ``cursor`` asks for (``None``: page 1) and the cursor of the page after it (``None`` on the
-last page), or ``MCPError(-32602)`` for a cursor the server cannot honour. ``catalog`` has
-``name`` (this server's name), ``key`` (its secret, bytes), ``generation``, ``names`` (the
-catalog of that generation, in order) and ``page_size``.
-
-The grader copies the function (and the globals it uses: ``grading.function_source``) into a
-server file, under a harness that serves ``tools/list`` with it on the SDK's low-level
-``Server``, and starts that file as a real stdio subprocess in each era of the battery
-``fixtures/grading/paging_server.json``. Each era runs three servers: A (every row but the
-change), B (another server, whose page-1 cursor A must refuse) and C (A again, whose catalog
-moves to generation 2 when its second ``tools/list`` request arrives). A row passes when the
-answers on the wire are what the battery expects; every page of every row must list only names
-of the catalog of that moment. A function that raises anything but ``MCPError`` crashes (the
-harness answers ``-32603 crashed: ...``, which fails the row); one that never returns is
-stopped at the budget (the request gets no answer) and the lab's later rows are not asked.
-"""
+The function is copied into a module (``grading.child``) and served by ``grading.paging_harness``
+as a real stdio server in each era of ``fixtures/grading/paging_server.json``: A (every row but
+the change), B (another server, whose page-1 cursor A must refuse) and C (A again, whose catalog
+moves to generation 2 at its second ``tools/list``). A row passes when the answers on the wire are
+what the battery expects and every page lists only names of the catalog of that moment. A page
+function that never returns is stopped at the budget, and its lab's later rows are not asked."""
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,85 +19,17 @@ from mcp import MCPError
 
 from course_lib.display import error_line
 from course_lib.errors import CatalogError, CourseError
-from course_lib.grading.core import (CRASH, CRASH_PREFIX, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL,
-                                     WRONG_RESULT, Scorecard, Verdict, load_battery, no_result, select)
-from course_lib.grading.function_source import SourceError, module_source
+from course_lib.grading import outcome as o
+from course_lib.grading.battery import load_battery, rows_of, select
+from course_lib.grading.child import SourceError, child_argv, write_module
+from course_lib.grading.outcome import CRASH, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, no_result
+from course_lib.grading.paging_harness import CRASHED
+from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.labs import connect
 from course_lib.scenarios import for_each
 from course_lib.walker import walk
 
 BATTERY = "paging_server"
-CRASHED = "crashed: "  # how the harness prefixes a page function's own error
-
-# The server around the student's function. Every name of its own starts with an underscore, so
-# it never replaces one of the student's.
-HARNESS = '''
-
-# -- the grader's harness: tools/list served by the page function above ----------------------
-import json as _json
-import sys as _sys
-import traceback as _traceback
-from dataclasses import dataclass as _dataclass
-
-import anyio as _anyio
-import mcp_types as _types
-from mcp import MCPError as _MCPError
-from mcp.server import Server as _Server
-from mcp.server.stdio import stdio_server as _stdio_server
-
-_PAGE = {function}
-_CONFIG = _json.loads(open(_sys.argv[1], encoding="utf-8").read())
-
-
-@_dataclass
-class _Catalog:
-    name: str
-    key: bytes
-    names: list
-    page_size: int
-    generation: int = 1
-
-
-_catalog = _Catalog(_CONFIG["name"], _CONFIG["key"].encode(), list(_CONFIG["catalog"]),
-                    _CONFIG["page_size"])
-_served = 0
-
-
-def _tool(name):
-    return _types.Tool(name=name, input_schema={{"type": "object"}})
-
-
-async def _on_list_tools(ctx, params):
-    global _served
-    if _served == 1 and _CONFIG.get("changed"):  # the catalog moves on before the second request
-        _catalog.generation, _catalog.names = 2, list(_CONFIG["changed"])
-    _served += 1
-    cursor = None if params is None else params.cursor
-    try:
-        names, next_cursor = _PAGE(cursor, _catalog)
-        tools = [_tool(n) for n in names]
-        return _types.ListToolsResult(tools=tools, next_cursor=next_cursor)
-    except _MCPError:
-        raise
-    except Exception as exc:
-        _traceback.print_exc()
-        raise _MCPError(_types.INTERNAL_ERROR, "{crashed}" + (f"{{type(exc).__name__}}: {{exc}}"
-                                                               if str(exc) else type(exc).__name__))
-
-
-async def _main():
-    async with _stdio_server() as (read, write):
-        server = _Server(_catalog.name, version="1.0", on_list_tools=_on_list_tools)
-        await server.run(read, write, server.create_initialization_options())
-
-
-_anyio.run(_main)
-'''
-
-
-def server_source(student: Callable) -> str:
-    """The server file: the student's function with what it uses, then the harness."""
-    return module_source(student) + HARNESS.format(function=student.__name__, crashed=CRASHED)
 
 
 @dataclass
@@ -118,6 +38,7 @@ class Failed(Exception):
 
     kind: str
     observed: str
+    error_type: str | None = None  # the page function's own exception, by type name
 
 
 def tamper(cursor: str) -> str:
@@ -144,8 +65,9 @@ class _Probe:
 
     def _failure(self, exc: MCPError) -> Failed | None:
         code, message = exc.error.code, exc.error.message
-        if code == types.INTERNAL_ERROR and message.startswith(CRASHED):
-            return Failed(CRASH, CRASH_PREFIX + message[len(CRASHED):])
+        crashed = (exc.error.data or {}).get("crashed") if isinstance(exc.error.data, dict) else None
+        if code == types.INTERNAL_ERROR and crashed:
+            return Failed(CRASH, "your code crashed: " + message[len(CRASHED):], crashed)
         if code == types.REQUEST_TIMEOUT:
             self.stuck = True
             return Failed(HANG, no_result(self.budget))
@@ -208,8 +130,8 @@ class _Probe:
         return f"the walker read {found}"
 
 
-async def _row(probe: _Probe, row: dict, foreign: str | Failed) -> tuple[bool, str, str | None]:
-    """One row of the battery on its lab: (passed, observed, failure kind)."""
+async def _row(probe: _Probe, row: dict, foreign: str | Failed) -> tuple:
+    """One row of the battery on its lab: (passed, observed, failure kind, outcome of a crash)."""
     kind, expect = row["probe"], row["expect"]
     try:
         if kind in ("walk", "fresh"):
@@ -227,7 +149,7 @@ async def _row(probe: _Probe, row: dict, foreign: str | Failed) -> tuple[bool, s
             observed = await probe.refused(cursor, "page 1's cursor, one character changed")
         elif kind == "foreign":
             if isinstance(foreign, Failed):
-                raise Failed(foreign.kind, f"server 'paging-b': {foreign.observed}")
+                raise Failed(foreign.kind, f"server 'paging-b': {foreign.observed}", foreign.error_type)
             observed = await probe.refused(foreign, "the cursor of server 'paging-b'")
         elif kind == "expired":
             cursor = await probe.cursor_of_page_1()  # the catalog moves on before the next request
@@ -235,12 +157,13 @@ async def _row(probe: _Probe, row: dict, foreign: str | Failed) -> tuple[bool, s
         else:
             raise ValueError(f"unknown probe {kind!r}")
     except Failed as failed:
-        return False, failed.observed, failed.kind
-    return True, observed, None
+        error = {"NotImplementedError": NotImplementedError, "NameError": NameError}.get(failed.error_type)
+        return False, failed.observed, failed.kind, None if error is None else o.crashed(error())
+    return True, observed, None, None
 
 
-def _argv(path: Path, config: Path) -> list[str]:
-    return [sys.executable, str(path), str(config)]
+def _argv(path: Path, function: str, config: Path) -> list[str]:
+    return child_argv("-m", "course_lib.grading.paging_harness", str(path), function, str(config))
 
 
 def _configs(folder: Path, paging: dict) -> dict[str, Path]:
@@ -260,23 +183,22 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
     title, scenarios, spec = load_battery(battery)
     scenarios = select(scenarios, only, eras)
     budget = budget or spec.get("budget_seconds", 10.0)
-    rows = {s["name"]: s for s in spec["scenarios"]}
+    rows = rows_of(spec)
     paging = spec["paging"]
-    try:
-        source = server_source(student)
-    except SourceError as exc:
-        observed = f"{CRASH_PREFIX}{exc}"
-        return Scorecard(title, [Verdict(s, False, observed, CRASH) for s in scenarios], budget)
-
     with tempfile.TemporaryDirectory(prefix="course-paging-") as folder:
-        path = Path(folder) / "student_server.py"
-        path.write_text(source, encoding="utf-8")
+        try:
+            path = write_module(Path(folder), "student_server", student, spec.get("unavailable", ()))
+        except SourceError as exc:
+            failed = o.crashed(exc)
+            return publish(Scorecard(title, [Verdict(s, False, o.describe(failed), CRASH, failed) for s in scenarios],
+                                     budget, battery))
+        argv = lambda config: _argv(path, student.__name__, configs[config])  # noqa: E731
         configs = _configs(Path(folder), paging)
         options = {"request_timeout": budget, "lab_timeout": budget * 20 + 60}
 
         async def foreign_cursor(era: str) -> str | Failed:
             try:
-                async with connect(_argv(path, configs["B"]), era=era, **options) as lab:
+                async with connect(argv("B"), era=era, **options) as lab:
                     return await _Probe(lab, budget, paging["catalog"]).cursor_of_page_1()
             except Failed as failed:
                 return failed
@@ -291,7 +213,7 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
             if not wanted:
                 return out
             try:
-                async with connect(_argv(path, configs[config]), era=era, **options) as lab:
+                async with connect(argv(config), era=era, **options) as lab:
                     probe = _Probe(lab, budget, names)
                     for s in wanted:
                         if rows[s.name]["probe"] == "fresh":
@@ -299,7 +221,7 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
                         out[s.name] = await _row(probe, rows[s.name], foreign)
             except CourseError as exc:
                 for s in wanted:
-                    out.setdefault(s.name, (False, f"the lab could not run: {error_line(exc)}", LAB))
+                    out.setdefault(s.name, (False, f"the lab could not run: {error_line(exc)}", LAB, o.lab_failed(exc)))
             return out
 
         async def run_era(era: str) -> dict[str, tuple]:
@@ -312,4 +234,4 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
 
         results = await for_each(run_era, list(dict.fromkeys(s.era for s in scenarios)))
     verdicts = [Verdict(s, *results[s.era][s.name]) for s in scenarios]
-    return Scorecard(title, verdicts, budget)
+    return publish(Scorecard(title, verdicts, budget, battery))

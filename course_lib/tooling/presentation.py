@@ -8,7 +8,8 @@ chapter keeps to a few rules:
 * ``slide_length``: no slide is longer than ``MAX_SLIDE_LINES`` rendered lines (``rendered_lines``);
 * ``line_width``: every code line and every stored text output line fits ``WIDTH`` characters;
 * ``minutes``: the estimate (markdown words / ``WORDS_PER_MINUTE`` + one minute a code cell)
-  stays within ``MAX_MINUTES``;
+  stays within ``MAX_MINUTES`` (a self-check's answers cell, which only the instructor copy
+  has and no slide shows, counts nothing);
 * ``next_link``: every chapter but the last ends with ``**Next:** [NN_name](NN_name.ipynb)``
   naming the chapter that follows it.
 
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from course_lib.paths import NOTEBOOKS
 from course_lib.tooling.slides import CONTINUE, SLIDE, SUBSLIDE, heading_levels, on_slide, slide_type
+from course_lib.tooling.student_copy import ANSWERS, dropped, tags
 
 WIDTH = 100
 MAX_SLIDE_LINES = 40
@@ -76,11 +78,11 @@ def rendered_lines(cell) -> int:
 
 def slides_of(nb) -> list[list[int]]:
     """The cells of each slide (or sub-slide), by index, from the stored slide metadata that
-    ``make regen`` writes (derived from the headings when a cell has none). Solution cells are
-    not on any slide: the decks and the student copy leave them out."""
+    ``make regen`` writes (derived from the headings when a cell has none). Solution and
+    answers cells are not on any slide: the decks and the student copy leave them out."""
     slides: list[list[int]] = []
     for i, cell in enumerate(nb.cells):
-        if "solution" in cell.metadata.get("tags", []):
+        if dropped(cell):
             continue
         kind = cell.metadata.get("slideshow", {}).get("slide_type") or slide_type(cell, i == 0)
         if kind in (SLIDE, SUBSLIDE) or not slides:
@@ -91,8 +93,9 @@ def slides_of(nb) -> list[list[int]]:
 
 
 def minutes(nb) -> float:
-    words = sum(len(_source(c).split()) for c in nb.cells if c.cell_type == "markdown")
-    return words / WORDS_PER_MINUTE + sum(c.cell_type == "code" for c in nb.cells)
+    cells = [c for c in nb.cells if ANSWERS not in tags(c)]
+    words = sum(len(_source(c).split()) for c in cells if c.cell_type == "markdown")
+    return words / WORDS_PER_MINUTE + sum(c.cell_type == "code" for c in cells)
 
 
 def _first_line(text: str) -> str:

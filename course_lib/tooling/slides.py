@@ -5,8 +5,9 @@ holding a ``##`` heading open a new slide, a cell holding a ``###`` heading open
 and every other cell continues the current one. ``make regen`` writes this metadata into each
 chapter (so JupyterLab's RISE extension can present it live), and ``make slides`` exports
 reveal.js HTML with nbconvert into the git-ignored ``slides/`` folder. A deck never holds a
-reference solution: cells tagged ``solution`` are left out of the export (reveal.js would show
-a cell's source even when JupyterLab keeps it collapsed), and an exercise check shows the first
+reference solution or a self-check's answers: cells tagged ``solution`` or ``answers`` are left
+out of the export (reveal.js would show a cell's source even when JupyterLab keeps it
+collapsed), and an exercise check shows the first
 lines of its scorecard and its total (``on_slide``)::
 
     python -m course_lib.tooling.slides notebooks/01_pagination.ipynb ... [--out slides]

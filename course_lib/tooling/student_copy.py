@@ -1,11 +1,14 @@
 """The student copy of the course: ``python -m course_lib.tooling.student_copy [OUT]`` (``make student``).
 
 From every chapter the cells tagged ``solution`` are removed (the reference solution and the
-heading that introduces it); everything else stays as it is,
+heading that introduces it), and so are the cells tagged ``answers`` (the answers of the
+chapter's self-check, ``course_lib.selfcheck``); everything else stays as it is,
 outputs included: the demonstrations keep their results, and each check cell keeps its stored
 scorecard of the untouched starter (all FAIL), the example of what a student will see. The
 copy goes to a folder that is not committed (``student/`` by default), and only where a file
 does not exist yet: a student's work is never overwritten (delete a file to get it fresh).
+The copy also gets an empty ``.progress.json``, where its check cells record their scores
+(``course_lib.progress``).
 ``make lab`` runs this first and then opens JupyterLab on the copy.
 
 ``reference_solution`` loads a chapter's reference function for the tests, from the full chapter.
@@ -22,16 +25,22 @@ import nbformat
 from course_lib.paths import NOTEBOOKS, ROOT
 
 SOLUTION = "solution"
+ANSWERS = "answers"
 
 
 def tags(cell) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
 
 
+def dropped(cell) -> bool:
+    """A cell for the instructor only: a reference solution or a self-check's answers."""
+    return SOLUTION in tags(cell) or ANSWERS in tags(cell)
+
+
 def without_solutions(nb):
-    """A copy of ``nb`` without its solution cells; every other cell and output unchanged."""
+    """A copy of ``nb`` without its solution and answers cells; every other cell and output unchanged."""
     out = nbformat.from_dict(nb)
-    out.cells = [c for c in out.cells if SOLUTION not in tags(c)]
+    out.cells = [c for c in out.cells if not dropped(c)]
     return out
 
 
@@ -69,7 +78,10 @@ def generate(out_dir: Path = ROOT / "student") -> tuple[list[Path], list[Path]]:
 
     Returns (written, kept): a file that exists already is kept as it is.
     """
+    from course_lib import progress
+
     out_dir.mkdir(parents=True, exist_ok=True)
+    progress.start(out_dir)
     written, kept = [], []
     for path in sorted(NOTEBOOKS.glob("*.ipynb")) + sorted(NOTEBOOKS.glob("*.md")):
         target = out_dir / path.name

@@ -1,22 +1,26 @@
-"""A student's function copied into a module that a child interpreter can import.
+"""The one place for the student's code in a child interpreter.
 
 Graders that run the student's code in another process (chapter 7's envelope checker under
 ``python`` and ``python -O``, chapter 3's page function inside a real stdio server) write the
-function's source with every global it uses: a module by its import, an importable object by
-``module.qualname``, another function by its source, a literal by its ``repr``. Anything else is a
-``SourceError`` the scorecard shows as the student's crash.
+function's source with every global it uses into a module of a folder (``write_module``): a module
+by its import, an importable object (a class's method too, such as ``WireError.require``) by
+``module.qualname``, another function by its source, a literal by its ``repr``; a name the
+exercise makes unavailable (``grading.unavailable``) by a stand-in. Anything else is a
+``SourceError`` the scorecard shows as the student's crash. ``child_argv`` is the command line.
 """
 from __future__ import annotations
 
 import builtins
 import importlib
 import inspect
+import sys
 import sysconfig
 import textwrap
 import types
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
+from course_lib.grading.unavailable import resolve
 from course_lib.paths import ROOT
 
 
@@ -47,6 +51,10 @@ _SITE = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
 
 def _importable(value) -> str | None:
     """``module:qualname`` when the child can import ``value`` by name, else None."""
+    owner = getattr(value, "__self__", None)
+    if inspect.ismethod(value) and inspect.isclass(owner):  # ``require = WireError.require``
+        where = _importable(owner)
+        return None if where is None else f"{where}.{value.__name__}"
     module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
     if not module or not qualname or module == "__main__" or "<" in qualname:
         return None
@@ -71,11 +79,18 @@ def _source_of(func) -> str:
                           "define it with def in a notebook cell") from None
 
 
-def module_source(func: Callable) -> str:
-    """A module that defines ``func`` (by its own name) and every global it uses."""
+def module_source(func: Callable, unavailable: Iterable[str] = ()) -> str:
+    """A module that defines ``func`` (by its own name) and every global it uses; each dotted name
+    in ``unavailable`` is stood in for (as a global, a module's attribute, or an import)."""
     if not inspect.isfunction(func):
         raise SourceError(f"{func!r} is not a function defined with def")
+    forbidden = {dotted: resolve(dotted) for dotted in unavailable}
     parts: list[str] = []
+    if forbidden:
+        parts.append("import builtins as _b\nfrom course_lib.grading import unavailable as _u\n"
+                     f"_F = {{d: _u.resolve(d) for d in {sorted(forbidden)!r}}}\n"
+                     "_imp = _b.__import__\n"
+                     "__builtins__ = {**vars(_b), '__import__': lambda *a, **k: _u._seen(_imp(*a, **k), _F)}")
     done: set[str] = set()
 
     def add(f) -> None:
@@ -85,10 +100,15 @@ def module_source(func: Callable) -> str:
                 continue  # (a name that is no identifier was added by a tool that rewrote the code)
             value = f.__globals__[name]
             done.add(name)
-            if isinstance(value, types.ModuleType):
+            stood = [d for d, obj in forbidden.items() if value is obj]
+            if stood:
+                parts.append(f"{name} = _u.stand_in({stood[0]!r})")
+            elif isinstance(value, types.ModuleType) and any(d.startswith(value.__name__ + ".") for d in forbidden):
+                parts.append(f"import {value.__name__} as _m_{name}\n{name} = _u.ModuleView(_m_{name}, _F)")
+            elif isinstance(value, types.ModuleType):
                 parts.append(f"import {value.__name__} as {name}")
             elif (where := _importable(value)) is not None:
-                module, qualname = where.split(":")
+                module, qualname = where.split(":", 1)
                 parts.append(f"import {module} as _m_{name}\n{name} = _m_{name}.{qualname}")
             elif inspect.isfunction(value):
                 add(value)
@@ -97,9 +117,21 @@ def module_source(func: Callable) -> str:
             elif name in vars(builtins):
                 continue
             else:
-                raise SourceError(f"your function uses {name!r} ({type(value).__name__}), which the child process "
-                                  "cannot import: define or import it in your function's cell")
+                raise SourceError(f"your function uses {name!r} ({type(value).__name__}), which a child interpreter "
+                                  "cannot rebuild: only modules, importable names, functions and literals can be")
         parts.append(_source_of(f))
 
     add(func)
     return "\n\n".join(parts) + "\n"
+
+
+def write_module(folder: Path, name: str, func: Callable, unavailable: Iterable[str] = ()) -> Path:
+    """``folder/NAME.py``: ``func`` and what it uses (``module_source``)."""
+    path = Path(folder) / f"{name}.py"
+    path.write_text(module_source(func, unavailable), encoding="utf-8")
+    return path
+
+
+def child_argv(*args: str, optimize: bool = False) -> list[str]:
+    """A child interpreter of this environment (``-O``: asserts compiled away) running ``args``."""
+    return [sys.executable, *(["-O"] if optimize else []), *args]

@@ -1,18 +1,13 @@
-"""The refresh grader: the reference refresh passes, known-wrong refreshes fail at the expected scenario."""
+"""The capstone grader: a correct client passes, known-wrong clients fail at their scenario.
+
+The reference client is graded by its notebook's check cell (nbval), not again here."""
 import pytest
 
 from course_lib import walk
-from course_lib.grading.refresher import grade_capstone, grade_refresh
-from course_lib.tooling.student_copy import reference_solution
+from course_lib.grading.capstone import grade_capstone
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
-
-
-def reference(notebook: str | None = None, name: str | None = None):
-    """The chapter's reference, or (no notebook) a correct refresh: chapter 5's exercise now asks
-    for the candidate context manager itself, so the refresh grader's reference lives here."""
-    return refresh_in_a_candidate if notebook is None else reference_solution(notebook, name)
 
 
 async def refresh_in_a_candidate(active, open_candidate):
@@ -53,33 +48,6 @@ async def hard_coded(active, open_candidate):
     return ["alpha", "beta"]
 
 
-async def test_reference_solution_passes_everything():
-    card = await grade_refresh(reference())
-    assert card.passed, card.text()
-    assert len(card.verdicts) == 8
-    assert {v.scenario.era for v in card.verdicts} == {"legacy", "2026-07-28"}
-
-
-@pytest.mark.parametrize("solution, failing, control, observed", [
-    (on_active_session, "complete refresh", "complete refresh", "sent "),
-    (first_page, "complete refresh", "single-page refresh", "returned ['alpha']"),
-    (swallows_rejection, "duplicate across pages", "complete refresh", "returned a partial catalog ['alpha']"),
-    (swallows_rejection, "server refuses page 2", "single-page refresh", "returned a partial catalog ['alpha']"),
-    (hard_coded, "complete refresh", "complete refresh", "returned without opening a candidate"),
-])
-async def test_wrong_solutions_are_flagged_at_their_scenario(solution, failing, control, observed):
-    card = await grade_refresh(solution, only=[failing, control], eras=["legacy"])
-    verdict = assert_flagged(card, failing, control, observed)
-    if solution is on_active_session:  # the hint names the rule that was broken
-        assert "active session" in verdict.scenario.hint
-    assert "FAIL" in card.text() and "expected" in card.text()
-
-
-async def test_unknown_scenario_is_a_clear_error():
-    with pytest.raises(ValueError, match="no scenario named"):
-        await grade_refresh(first_page, only=["nope"])
-
-
 async def truthy_cursor(active, open_candidate):
     names, cursor = [], None
     async with open_candidate() as fresh:
@@ -113,15 +81,6 @@ READ = "read: allowed and hostile URIs"
 EXPIRES = "bundle: r1 expires mid-read"
 UNAVAILABLE = "bundle: r2 unavailable too"
 CAPSTONE = [COMBINED, POISONED, ENDLESS, STALE, READ, EXPIRES, UNAVAILABLE]
-
-
-def capstone_reference():
-    """The chapter's reference client: ``reference_MyClient`` (``MyClient`` before the convention)."""
-    from course_lib import bundles
-    from course_lib.errors import CatalogError, CheckFailed
-
-    imports = {"bundles": bundles, "CatalogError": CatalogError, "CheckFailed": CheckFailed}  # the chapter's
-    return reference_solution("12_capstone.ipynb", "reference_MyClient", imports)
 
 
 class Starter:
@@ -185,18 +144,36 @@ class SessionClient:
         return await bundles.acquire(self.lab, cache_mode="bypass")
 
 
+async def listed(lab):
+    """Every page of ``lab``'s catalog through its session; a duplicate name is refused (no library walk)."""
+    from mcp.types import PaginatedRequestParams
+    from course_lib.errors import CatalogError
+
+    names, cursor = [], None
+    for _ in range(32):
+        page = await lab.session.list_tools(params=None if cursor is None else PaginatedRequestParams(cursor=cursor))
+        for tool in page.tools:
+            if tool.name in names:
+                raise CatalogError("duplicate_name", f"{tool.name!r} twice")
+            names.append(tool.name)
+        cursor = page.next_cursor
+        if cursor is None:
+            return names
+    raise CatalogError("page_budget", "32 pages")
+
+
 def variant(base, **methods):
     """``base`` with some methods replaced: one wrong client per rule."""
     return type(f"{base.__name__}_" + "_".join(methods), (base,), methods)
 
 
 async def refresh_on_active(self, open_candidate):
-    return (await walk(self.lab)).names  # walks where the schema cache lives
+    return await listed(self.lab)  # walks where the schema cache lives
 
 
 async def refresh_adopting_schemas(self, open_candidate):
     async with open_candidate() as fresh:
-        names = (await walk(fresh)).names
+        names = await listed(fresh)
         # "adopts" the candidate by copying its schemas into the active session: no message, same harm
         self.lab.session._tool_output_schemas.update(fresh.session._tool_output_schemas)
         return names
@@ -220,7 +197,7 @@ async def refresh_through_the_cache(self, open_candidate):
 async def refresh_untyped(self, open_candidate):
     async with open_candidate() as fresh:
         try:
-            return (await walk(fresh)).names
+            return await listed(fresh)
         except Exception as exc:
             raise ValueError(f"refresh failed: {exc}") from None  # loses the reason
 
@@ -290,14 +267,6 @@ async def test_capstone_starter_scores_zero():
                for v in card.verdicts)
 
 
-async def test_capstone_reference_passes_everything():
-    card = await grade_capstone(capstone_reference())
-    assert card.passed, card.text()
-    assert len(card.verdicts) == 14
-    assert [v.scenario.name for v in card.verdicts[::2]] == CAPSTONE
-    assert {v.scenario.era for v in card.verdicts} == {"legacy", "2026-07-28"}
-
-
 async def test_capstone_passes_a_correct_client_in_another_style():
     card = await grade_capstone(SessionClient)
     assert card.passed, card.text()
@@ -344,14 +313,8 @@ async def test_capstone_unknown_scenario_is_a_clear_error():
 
 def read_spinning(self, uri):
     """A synchronous check that never returns: it must be stopped, not only reported."""
-    import threading
-
-    read_spinning.threads.append(threading.current_thread())
     while True:
         pass
-
-
-read_spinning.threads = []
 
 
 async def test_capstone_stops_a_synchronous_loop_within_its_budget():
@@ -363,6 +326,14 @@ async def test_capstone_stops_a_synchronous_loop_within_its_budget():
     verdict = card.verdict_of(READ)
     assert verdict.observed.startswith("docs/requirements: no result within 2 s"), verdict.observed
     assert "(and 12 more)" in verdict.observed  # the other URIs were not asked once one call hung
-    (thread,) = read_spinning.threads
-    thread.join(timeout=5)
-    assert not thread.is_alive()  # the loop was stopped, not left spinning
+
+
+async def refresh_with_the_library(self, open_candidate):
+    async with open_candidate() as fresh:
+        return (await walk(fresh)).names
+
+
+async def test_capstone_runs_without_the_library_walker():
+    card = await grade_capstone(variant(SessionClient, refresh=refresh_with_the_library), only=[COMBINED],
+                                eras=["legacy"])
+    assert not card.passed and "course_lib.walker.walk is unavailable" in card.verdict_of(COMBINED).observed

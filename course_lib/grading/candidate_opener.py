@@ -1,0 +1,102 @@
+"""Chapter 5's ``open_candidate``: every candidate server the student's code opens, held by the grader.
+
+Each ``open_candidate()`` is a handle; ``async with`` it starts the n-th candidate's server in a
+task of the grader, so the grader can close it after the row even when the student's code never
+does, and can see whether two candidates ever ran at once.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from course_lib.errors import CourseError
+from course_lib.labs import connect
+
+
+class CandidateHandle:
+    """What ``open_candidate()`` returns: ``async with`` it to start the candidate's server.
+
+    The server runs in a task of the grader, so the grader can close it after the row even when
+    the student's code never does.
+    """
+
+    def __init__(self, opener: "CandidateOpener"):
+        self._opener = opener
+        self._release = anyio.Event()
+        self._done = anyio.Event()
+        self._entered = False
+        self.lab = None
+        self.error: BaseException | None = None
+
+    async def __aenter__(self):
+        if self._entered:
+            raise RuntimeError("each open_candidate() is entered once; call it again for another candidate")
+        self._entered = True
+        ready = anyio.Event()
+
+        # The n-th candidate's server; a candidate still running when the next one opens is noted.
+        options = dict(self._opener.options, fixture=self._opener.fixture_for(len(self._opener.labs)))
+        if any(lab.returncode is None for lab in self._opener.labs):
+            self._opener.overlapped = True
+
+        async def hold() -> None:
+            try:
+                async with connect(**options) as lab:
+                    self.lab = lab
+                    self._opener.labs.append(lab)
+                    ready.set()
+                    await self._release.wait()
+            except Exception as exc:  # kept for __aenter__; a failure after the walk is not the student's
+                self.error = exc
+            finally:
+                ready.set()
+                self._done.set()
+
+        self._opener.task_group.start_soon(hold)
+        await ready.wait()
+        if self.lab is None:
+            raise self.error or CourseError("the candidate could not start", reason="launch_failed")
+        return self.lab
+
+    async def __aexit__(self, exc_type, exc, tb) -> bool:
+        await self.close()
+        return False
+
+    async def close(self) -> None:
+        if self._entered:
+            self._release.set()
+            with anyio.CancelScope(shield=True):
+                await self._done.wait()
+
+
+class CandidateOpener:
+    """``open_candidate``: every lab it started, and whether all of them have exited."""
+
+    def __init__(self, task_group, *, fixtures: list, **options: Any):
+        self.task_group = task_group
+        self.options = options
+        self.fixtures = fixtures  # the n-th candidate's fixture; the last one repeats
+        self.overlapped = False   # a candidate opened while an earlier one still ran
+        self.labs: list = []
+        self._handles: list[CandidateHandle] = []
+
+    def fixture_for(self, index: int):
+        return self.fixtures[min(index, len(self.fixtures) - 1)]
+
+    def __call__(self) -> CandidateHandle:
+        handle = CandidateHandle(self)
+        self._handles.append(handle)
+        return handle
+
+    @property
+    def lab(self):
+        return self.labs[-1] if self.labs else None
+
+    @property
+    def closed(self) -> bool:
+        return bool(self.labs) and all(lab.returncode is not None for lab in self.labs)
+
+    async def close_all(self) -> None:
+        for handle in self._handles:
+            await handle.close()

@@ -1,0 +1,265 @@
+"""Chapter 12's capstone: ``MyClient(lab, allowed)`` with ``refresh``, ``read`` and ``bundle``.
+
+``fixtures/grading/capstone.json`` calls one method per scenario on real servers in both eras,
+with ``walk`` and ``refresh.candidate`` unavailable. Judged on the wire and the state left behind:
+nothing sent on (or changed in) the active session during a refresh, page 1 asked of the candidate
+server, no read outside the allowlist reaching the server, chapter 8's facts for the bundle."""
+from __future__ import annotations
+
+import json
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from typing import Any, Callable
+
+from mcp import MCPError
+
+from course_lib.bundles import short
+from course_lib.display import Table, error_line
+from course_lib.errors import CatalogError, CheckFailed, CourseError
+from course_lib.grading import outcome as o
+from course_lib.grading.battery import Scenario, describe_expectation, load_battery, rows_of, select
+from course_lib.grading.budget import call_student, observe
+from course_lib.grading.bundle_judge import judge_bundle, prepare_before, revisions
+from course_lib.grading.core import judge_names
+from course_lib.grading.runner import each_scenario, lab_verdict
+from course_lib.grading.scorecard import Scorecard, Verdict, publish
+from course_lib.grading.unavailable import without
+from course_lib.labs import connect
+from course_lib.paths import fixture
+from course_lib.walker import walk
+
+
+def _fixture(relative: str):
+    return fixture(*relative.split("/"))
+
+
+# -- the capstone: one client against chapters 1-10 ------------------------------------------------
+
+SHARED_TARGET = "capstone-modern-catalog"  # one server's name in a response cache two clients share
+URI_CHECK = "uri_allowlist"
+
+
+def _lab_options(part: dict, era: str, budget: float, shared_cache: Any = None) -> dict:
+    options: dict[str, Any] = dict(mode=part.get("mode"), era=era, lab_timeout=budget + 60, request_timeout=30)
+    if "fixture" in part:
+        options["fixture"] = _fixture(part["fixture"])
+    if part.get("shared_cache"):
+        options["cache"] = shared_cache
+    return options
+
+
+def _schemas(lab) -> str:
+    """The active session's output-schema cache, as comparable text."""
+    return json.dumps(lab.session._tool_output_schemas, sort_keys=True, default=str)
+
+
+async def _probe(lab, tool: str) -> str:
+    """How the session validates ``tool``'s result right now, in one line."""
+    try:
+        result = await lab.client.call_tool(tool, {})
+    except Exception as exc:  # a rejection by the client, or a refusal of the server
+        return f"rejects {tool}: {error_line(exc)}"
+    return f"accepts {tool} -> {json.dumps(result.structured_content)}"
+
+
+def _hint(s: Scenario, row: dict) -> str:
+    return row.get("legacy_hint", s.hint) if s.era == "legacy" else s.hint
+
+
+def judge_refresh_refusal(expected: str | None, outcome: o.Outcome) -> tuple[bool, str, str | None]:
+    """A refresh that raised: only the refusal the chapters teach passes, and only where expected."""
+    error = outcome.error
+    if outcome.kind == o.REFUSED and isinstance(error, CatalogError):
+        ok = expected == error.reason
+        return ok, f"refused: {error_line(error)}", None if ok else o.WRONG_REFUSAL
+    if outcome.kind == o.REFUSED and isinstance(error, MCPError) and expected == f"MCPError {error.error.code}":
+        return True, f"the server's refusal propagated: {error_line(error)}", None
+    if outcome.kind == o.REFUSED:
+        return False, f"your code crashed: {o.last_line(error)}", o.CRASH
+    return False, o.describe(outcome), o.failure_of(outcome)
+
+
+def judge_refresh(s: Scenario, outcome: o.Outcome, hint: str, untouched_hint: str) -> Verdict:
+    """The state left behind (``touched``, ``changed``, ``validated``/``now``), page 1, then the names."""
+    st = outcome.state
+    facts = []
+    if st["touched"]:
+        facts.append(f"sent {st['touched']} message(s) on the active session during the refresh")
+    elif st["changed"]:
+        facts.append("changed the active session's output schemas without a message")
+    elif st["now"] != st["validated"]:
+        facts.append(f"the active session now {st['now']} (before: {st['validated']})")
+    if facts:
+        hint = untouched_hint
+    failure = None
+    if outcome.kind != o.RETURNED:
+        passed, observed, failure = judge_refresh_refusal(s.expect.get("refuses"), outcome)
+    elif not st["opened"]:
+        passed, observed = False, "returned without opening a candidate"
+    else:
+        if not st["page_1"]:
+            facts.append("page 1 never reached the candidate server")
+        expect = {"names": s.expect["names"]} if "names" in s.expect else {"raises": True}
+        passed, observed, failure = judge_names(expect, outcome)
+        if "refuses" in s.expect and observed.endswith("instead of raising"):
+            observed = observed.replace("instead of raising", f"instead of refusing ({s.expect['refuses']})")
+    ok = passed and not facts
+    return Verdict(replace(s, hint=hint), ok, "; ".join(facts + [observed]),
+                   None if ok else (failure if not facts else o.WRONG_RESULT) or o.WRONG_RESULT, outcome)
+
+
+async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, budget: float) -> Verdict:
+    from mcp.client.caching import CacheConfig, InMemoryResponseCacheStore
+
+    active_part, wanted = row.get("active", spec["refresh_active"]), row["candidate"]
+    shared = CacheConfig(store=InMemoryResponseCacheStore(), partition="reviewer", target_id=SHARED_TARGET)
+    opened: list[tuple[Any, int]] = []  # each candidate lab, and where the student's frames start on it
+
+    @asynccontextmanager
+    async def open_candidate():
+        async with connect(wanted["server"], **_lab_options(wanted, s.era, budget, shared)) as lab:
+            if wanted.get("before") == "bump":
+                await lab.client.call_tool("bump", {})  # the catalog moved on since the cached page 1
+            opened.append((lab, len(lab.wire)))
+            yield lab
+
+    async with connect(active_part["server"], **_lab_options(active_part, s.era, budget, shared)) as active:
+        if active_part["server"] == "schema":
+            await walk(active)  # the active session holds a catalog, as in chapters 4 and 5
+        else:
+            await active.client.list_tools()  # page 1 of the current catalog, now in the shared cache
+        probe = active_part.get("probe")
+        validated = await _probe(active, probe) if probe else None
+        schemas = _schemas(active)
+        mark = len(active.wire)
+
+        async def call():
+            client = await call_student(student, active, list(spec["allowed"]))
+            return await call_student(client.refresh, open_candidate)
+
+        outcome = await observe(call, budget)
+        touched = len(active.wire) - mark
+        changed = _schemas(active) != schemas
+        now = await _probe(active, probe) if probe and not touched else validated
+    page_1 = sum(1 for lab, start in opened for f in lab.wire.frames[start:]
+                 if f.direction == "→" and f.method == "tools/list" and f.params.get("cursor") is None)
+    outcome = outcome.with_wire((), touched=touched, changed=changed, validated=validated, now=now,
+                                opened=len(opened), page_1=page_1)
+    return judge_refresh(s, outcome, _hint(s, row), spec["untouched_hint"])
+
+
+def _documents() -> dict[str, str]:
+    from urllib.parse import quote
+
+    data = json.loads(fixture("atlas", "documents.json").read_text(encoding="utf-8"))
+    return {data["base"] + quote(name, safe=""): text for name, text in data["documents"].items()}
+
+
+def _answer(answer: o.Outcome) -> str:
+    if answer.kind == o.REFUSED and isinstance(answer.error, CheckFailed):
+        return f"refused: {error_line(answer.error)}"
+    if answer.kind in (o.REFUSED, o.CRASHED):
+        return f"your code crashed: {o.last_line(answer.error)}"
+    return o.describe(answer)
+
+
+def judge_reads(s: Scenario, row: dict, answers: dict[str, o.Outcome], reads: list, allowed: set,
+                documents: dict, hint: str) -> Verdict:
+    """Each URI's answer (the text from the server, or CheckFailed(uri_allowlist) unsent)."""
+    problems, failure, first = [], None, None
+    reached = [u for u in row["uris"] if u not in allowed and u in reads]
+    if reached:
+        problems.append(f"{len(reached)} URI(s) outside the allowlist reached the server, e.g. {reached[0]!r}")
+    for uri in row["uris"]:
+        answer = answers[uri]
+        if answer.kind in (o.CRASHED, o.HUNG) or (answer.kind == o.REFUSED and not isinstance(answer.error,
+                                                                                           CheckFailed)):
+            failure, first = failure or (o.failure_of(answer) or o.CRASH), first or answer
+        if uri in allowed and answer.kind == o.RETURNED:
+            if answer.value != documents.get(uri):
+                problems.append(f"{uri!r}: returned {answer.value!r:.40}, not the document's text")
+            elif uri not in reads:
+                problems.append(f"{uri!r}: returned its text, but no read reached the server")
+        elif uri in allowed:
+            problems.append(f"{short(uri)}: {_answer(answer)}")
+        elif answer.kind == o.RETURNED:
+            problems.append(f"{uri!r}: returned {answer.value!r:.40} instead of refusing")
+        elif not (isinstance(answer.error, CheckFailed) and answer.error.check == URI_CHECK):
+            problems.append(f"{uri!r}: {_answer(answer)}")
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return Verdict(replace(s, hint=hint), False, problems[0] + more,
+                       o.WRONG_RESULT if reached or failure is None else failure, first)
+    return Verdict(s, True, f"read {len(allowed & set(row['uris']))}, refused the others unsent")
+
+
+async def _run_read(student: Callable, s: Scenario, row: dict, spec: dict, budget: float) -> Verdict:
+    answers: dict[str, o.Outcome] = {}
+    async with connect("atlas", era=s.era, lab_timeout=budget * len(row["uris"]) + 60, request_timeout=30) as lab:
+        mark = len(lab.wire)
+        built = await observe(lambda: call_student(student, lab, list(spec["allowed"])), budget)
+        for uri in row["uris"]:
+            if built.kind != o.RETURNED:  # the client could not be built, or an earlier read hung: not asked
+                answers[uri] = built
+                continue
+            answers[uri] = await observe(lambda uri=uri: call_student(built.value.read, uri), budget)
+            if answers[uri].kind == o.HUNG:
+                built = o.hung(budget, "not asked: an earlier read did not return")
+    reads = [f.params.get("uri") for f in lab.wire.frames[mark:] if f.direction == "→" and f.method == "resources/read"]
+    return judge_reads(s, row, answers, reads, set(spec["allowed"]), _documents(), _hint(s, row))
+
+
+async def _run_bundle(student: Callable, s: Scenario, row: dict, spec: dict, budget: float) -> Verdict:
+    oracle = revisions()
+    async with connect("snapshot", mode=s.mode, args=s.args, era=s.era, lab_timeout=budget + 60,
+                       request_timeout=30) as lab:
+        await prepare_before(lab, row.get("before"), oracle)
+        before = len(lab.wire.requests())
+
+        async def call():
+            client = await call_student(student, lab, list(spec["allowed"]))
+            return await call_student(client.bundle)
+
+        outcome = await observe(call, budget)
+    outcome = outcome.with_wire(lab.wire.requests()[before:], wire=lab.wire)
+    return judge_bundle(replace(s, hint=_hint(s, row)), outcome, oracle=oracle, latest_hint=spec["latest_hint"])
+
+
+RUNS = {"refresh": _run_refresh, "read": _run_read, "bundle": _run_bundle}
+
+
+def describe_capstone(battery: str = "capstone") -> Table:
+    """What the capstone's check runs: each scenario, the method it calls, the expected outcome, the budget."""
+    title, scenarios, spec = load_battery(battery)
+    eras = sorted({s.era for s in scenarios}, key=["legacy", "2026-07-28"].index)
+    rows = [[row["task"], row["name"], describe_expectation(row["expect"])] for row in spec["scenarios"]]
+    return Table(["method", "scenario", "expected"], rows,
+                 f"{len(rows)} scenarios in the {' and '.join(eras)} eras; each call is stopped after "
+                 f"{spec['budget_seconds']:g} s")
+
+
+async def grade_capstone(student: Callable, battery: str = "capstone", *, only: list[str] | None = None,
+                         eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
+    """Grade the capstone client: ``student(lab, allowed)`` and its ``refresh``, ``read`` and ``bundle``.
+
+    ``student`` is the class (or any callable that builds the client). Each scenario builds a
+    client on its own active lab and calls one method; ``only`` and ``eras`` select scenarios.
+    """
+    title, scenarios, spec = load_battery(battery)
+    scenarios = select(scenarios, only, eras)
+    rows = rows_of(spec)
+    budget = budget or spec.get("budget_seconds", 8.0)
+    student = without(student, spec.get("unavailable", ()))
+
+    async def run(s: Scenario) -> Verdict:
+        row = rows[s.name]
+        try:
+            verdict = await RUNS[row["task"]](student, s, row, spec, budget)
+        except CourseError as exc:  # the lab itself failed: say so rather than blame the student
+            return lab_verdict(s, o.lab_failed(exc))
+        if verdict.failure == o.CRASH and verdict.scenario.hint == _hint(s, row):
+            # no rule broken on the wire: the crash is the failure
+            return replace(verdict, scenario=replace(verdict.scenario, hint=spec["crash_hint"]))
+        return verdict
+
+    return publish(Scorecard(title, await each_scenario(run, scenarios), battery=battery))

@@ -1,0 +1,106 @@
+"""What a student's call did, as data: the typed outcome every judge reads.
+
+``Outcome.kind`` is one of ``RETURNED`` (``value``), ``REFUSED`` (a typed refusal the chapters
+teach: ``CourseError`` or ``MCPError``, in ``error``), ``CRASHED`` (any other exception, in
+``error``), ``HUNG`` (stopped at ``budget``) or ``LAB_FAILED`` (the lab itself, not the student).
+``sent`` holds the frames the call put on the wire, ``state`` what the lab left behind (a judge
+reads both). Nothing here is prose until ``describe`` is asked, when a scorecard is rendered.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp import MCPError
+
+from course_lib.display import error_line
+from course_lib.errors import CourseError
+
+RETURNED, REFUSED, CRASHED, HUNG, LAB_FAILED = "returned", "refused", "crashed", "hung", "lab failed"
+KINDS = (RETURNED, REFUSED, CRASHED, HUNG, LAB_FAILED)
+
+# The kinds of failure a scorecard tells apart; each has its own hint.
+CRASH, WRONG_RESULT, MISSING_REFUSAL, WRONG_REFUSAL, HANG, LAB = (
+    "crash", "wrong result", "missing refusal", "wrong refusal", "hang", "lab")
+FAILURES = (CRASH, WRONG_RESULT, MISSING_REFUSAL, WRONG_REFUSAL, HANG, LAB)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: str
+    value: Any = None
+    error: BaseException | None = None
+    budget: float = 0.0
+    sent: tuple = ()
+    state: dict = field(default_factory=dict, compare=False)
+    not_asked: str | None = None  # HUNG without being run: why it was not asked
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown outcome kind {self.kind!r}")
+
+    @property
+    def refused(self) -> bool:
+        return self.kind == REFUSED
+
+    def with_wire(self, sent, **state) -> "Outcome":
+        return Outcome(self.kind, self.value, self.error, self.budget, tuple(sent), {**self.state, **state},
+                       self.not_asked)
+
+
+def returned(value: Any) -> Outcome:
+    return Outcome(RETURNED, value)
+
+
+def raised(exc: BaseException) -> Outcome:
+    """A refusal when ``exc`` is typed (``CourseError``, ``MCPError``), else a crash."""
+    return Outcome(REFUSED if is_typed(exc) else CRASHED, error=exc)
+
+
+def crashed(exc: BaseException) -> Outcome:
+    return Outcome(CRASHED, error=exc)
+
+
+def hung(budget: float, not_asked: str | None = None) -> Outcome:
+    return Outcome(HUNG, budget=budget, not_asked=not_asked)
+
+
+def lab_failed(exc: BaseException) -> Outcome:
+    return Outcome(LAB_FAILED, error=exc)
+
+
+def is_typed(exc: BaseException) -> bool:
+    return isinstance(exc, (CourseError, MCPError))
+
+
+def failure_of(outcome: Outcome) -> str | None:
+    """The failure kind an outcome is by itself (a crash, a hang, a lab failure), else None."""
+    return {CRASHED: CRASH, HUNG: HANG, LAB_FAILED: LAB}.get(outcome.kind)
+
+
+def last_line(exc: BaseException) -> str:
+    """The last line of the traceback Python would print: ``Type: message``, on one line."""
+    return " ".join(error_line(exc).split())
+
+
+def crash_line(exc: BaseException) -> str:
+    """``Type: message`` (just ``Type`` when there is no message)."""
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def no_result(budget: float) -> str:
+    return f"no result within {budget:g} s (stopped)"
+
+
+def describe(outcome: Outcome) -> str:
+    """One line of what happened, for the scorecard (a ``RETURNED`` outcome is the judge's to say)."""
+    if outcome.kind == RETURNED:
+        return f"returned {outcome.value!r}"[:120]
+    if outcome.kind == REFUSED:
+        return f"raised {error_line(outcome.error)}"
+    if outcome.kind == CRASHED:
+        return f"your code crashed: {last_line(outcome.error)}"
+    if outcome.kind == HUNG:
+        return outcome.not_asked or no_result(outcome.budget)
+    return f"the lab could not run: {error_line(outcome.error)}"

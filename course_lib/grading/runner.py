@@ -1,0 +1,95 @@
+"""The one runner: open a battery's labs, call the student's code under its budget, judge.
+
+Per scenario ``run_battery`` starts a real stdio server through ``connect``, lets ``prepare``
+set it up (outside the budget), calls the student's code with ``observe`` and hands the typed
+``Outcome`` (with the requests the call put on the wire in ``sent``, and ``lab`` in ``state``)
+to the exercise's ``judge``. A lab that fails is a ``LAB_FAILED`` outcome, never the student's.
+"""
+from __future__ import annotations
+
+import os
+import signal
+from functools import partial
+from typing import Any, Awaitable, Callable
+
+import psutil
+
+from course_lib.errors import CourseError
+from course_lib.grading import outcome as o
+from course_lib.grading.battery import Scenario
+from course_lib.grading.budget import observe
+from course_lib.grading.scorecard import Scorecard, Verdict, publish
+from course_lib.labs import connect
+from course_lib.scenarios import gather
+
+Judge = Callable[[Scenario, o.Outcome], Verdict]
+
+
+def lab_servers() -> set[int]:
+    """Course servers below this process (``connect`` marks them ``COURSE_LAB_SERVER=1``)."""
+    found = set()
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if proc.environ().get("COURSE_LAB_SERVER") == "1" and "fastlaunch" not in " ".join(proc.cmdline()):
+                found.add(proc.pid)
+        except psutil.Error:
+            continue
+    return found
+
+
+def stop_leftovers(before: set[int]) -> int:
+    """Stop the course servers started since ``before`` that are still alive: what the student's
+    code opened and never closed. Returns how many there were."""
+    left = lab_servers() - before
+    for pid in left:
+        try:
+            os.killpg(pid, signal.SIGKILL)  # each server leads a process group of its own
+        except (ProcessLookupError, PermissionError):
+            try:
+                psutil.Process(pid).kill()
+            except psutil.Error:
+                pass
+    for pid in left:
+        try:
+            psutil.Process(pid).wait(timeout=5)
+        except psutil.Error:
+            pass
+    return len(left)
+
+
+def lab_verdict(s: Scenario, outcome: o.Outcome) -> Verdict:
+    return Verdict(s, False, o.describe(outcome), o.LAB, outcome)
+
+
+async def run_battery(title: str, scenarios: list[Scenario], budget: float,
+                      call: Callable[[Scenario, Any], Awaitable[Any]], judge: Judge, *,
+                      prepare: Callable[[Scenario, Any], Awaitable[None]] | None = None,
+                      battery: str = "", show_budget: bool = True, **connect_options) -> Scorecard:
+    """One real lab per scenario; the verdicts in battery order, on one card."""
+    # A call stopped by the watchdog held the event loop: requests of other labs waited with it.
+    connect_options.setdefault("request_timeout", budget + 30)
+
+    async def run(s: Scenario) -> Verdict:
+        try:
+            async with connect(s.server, mode=s.mode, era=s.era, args=s.args, lab_timeout=budget * 2 + 60,
+                               **connect_options) as lab:
+                if prepare is not None:
+                    await prepare(s, lab)
+                before = len(lab.wire.requests())
+                # (an interrupt here is reported by course_lib._runtime.interrupts: one line, labs closed)
+                outcome = await observe(lambda: call(s, lab), budget)
+        except CourseError as exc:  # the lab itself failed: say so rather than blame the student
+            return lab_verdict(s, o.lab_failed(exc))
+        return judge(s, outcome.with_wire(lab.wire.requests()[before:], wire=lab.wire))
+
+    before = lab_servers()
+    verdicts = await each_scenario(run, scenarios)
+    card = Scorecard(title, verdicts, budget if show_budget else None, battery)
+    card.left_running = stop_leftovers(before)
+    return publish(card)
+
+
+async def each_scenario(run: Callable[[Scenario], Awaitable[Verdict]], scenarios: list[Scenario]) -> list[Verdict]:
+    """``run`` on every scenario, side by side (a few labs at once), the verdicts in battery order."""
+    verdicts = await gather({i: partial(run, s) for i, s in enumerate(scenarios)})
+    return list(verdicts.values())

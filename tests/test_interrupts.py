@@ -1,0 +1,40 @@
+"""The one line an interrupt prints (in-process; the real kernel is in test_troubleshooting.py)."""
+import asyncio
+import os
+
+import pytest
+
+from course_lib._runtime import interrupts
+
+
+def stopped_by(exc: BaseException, *blocks: tuple[str, str], pid: int | None = None) -> list:
+    """Run nested ``running`` blocks that ``exc`` unwinds; return what was recorded for it."""
+    interrupts._stopped.clear()
+
+    def enter(rest):
+        if not rest:
+            interrupts.note_process(pid)
+            raise exc
+        with interrupts.running(*rest[0]):
+            enter(rest[1:])
+
+    with pytest.raises(type(exc)):
+        enter(list(blocks))
+    return [a for a in interrupts._stopped if a.stopped_by == id(exc)]
+
+
+def test_a_check_and_its_lab_are_named_once():
+    stopped = stopped_by(asyncio.CancelledError(), ("check", "exercise 2"), ("lab", "catalog"), pid=None)
+    assert [a.label for a in stopped] == ["lab `catalog`", "check `exercise 2`"]
+    assert interrupts.summary(stopped) == "Interrupted: check `exercise 2` stopped; its server processes are gone."
+
+
+def test_a_process_still_running_is_named_instead():
+    stopped = stopped_by(KeyboardInterrupt(), ("lab", "catalog"), pid=os.getpid())  # alive: this process
+    assert interrupts.summary(stopped) == f"Interrupted: lab `catalog` stopped; still running: pid {os.getpid()}."
+
+
+def test_nothing_said_without_course_work_or_for_other_errors():
+    assert interrupts.summary([]) is None
+    assert stopped_by(ValueError("no"), ("lab", "catalog")) == []
+    assert interrupts._active.get() == ()  # every block left as it was entered
