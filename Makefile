@@ -48,8 +48,8 @@ instructor: $(STAMP)
 ## test: set up and run the whole suite (course_lib tests + strict nbval on every chapter, the
 ##       25 slowest tests listed), then the portable selection (make portable), then, when
 ##       Chromium is installed, the static-slides check (one deck, a few seconds) and a short
-##       real-browser check (two chapters with widgets, and the stale-widget probe)
-BROWSER_SMOKE := notebooks/00_orientation.ipynb notebooks/02_cursor_failures.ipynb
+##       real-browser check (the three chapters with widgets, each widget driven by real clicks)
+BROWSER_SMOKE := notebooks/00_orientation.ipynb notebooks/01_pagination.ipynb notebooks/02_cursor_failures.ipynb
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --durations=25 $(addprefix --ignore=,$(PORTABLE_TESTS)) $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory portable
