@@ -158,6 +158,7 @@ class Run:
     versions: tuple[str, ...] = ()
     cut: bool = False
     timed_out: bool = False
+    warnings: tuple[str, ...] = ()  # what the client only logged (FastMCP's Client)
     frames: list = field(default_factory=list, repr=False)
 
 
@@ -179,14 +180,18 @@ def _parse(stdout: str, stderr: str, kind: str) -> tuple:
     return None, (lines[-1] if lines else "no output"), False
 
 
-async def _group_run(argv: list[str], cwd: Path, timeout: float) -> tuple[str, str, bool]:
-    env = dict(os.environ, PATH=f"{node_home() / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
-    proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=env, start_new_session=True,
-                                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                                stderr=subprocess.PIPE)
+async def group_run(argv: list[str], cwd: Path, timeout: float, extra_env: dict[str, str] | None = None,
+                    stdin: bytes | None = None) -> tuple[str, str, bool]:
+    """Run ``argv`` in a process group of its own (``stdin`` as its input, else none); the whole
+    group is killed when it ends, finished or not: (stdout, stderr, timed out)."""
+    env = dict(os.environ, PATH=f"{node_home() / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+               **(extra_env or {}))
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=cwd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE)
     timed_out = False
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+        out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
     except asyncio.TimeoutError:
         timed_out, out, err = True, b"", b""
     finally:
@@ -233,7 +238,7 @@ async def run(peer: Peer, server: str = "catalog", mode: str | None = None, era:
     """Start ``peer`` on a course server behind a tap; return what it listed and what the server saw."""
     with tempfile.TemporaryDirectory(prefix="course-peer-") as tmp:
         log = Path(tmp) / "tap.jsonl"
-        out, err, timed_out = await _group_run(peer.argv(kind, era, tapped_argv(log, server, mode, fixture)),
+        out, err, timed_out = await group_run(peer.argv(kind, era, tapped_argv(log, server, mode, fixture)),
                                                CLIENTS_DIR, timeout)
         frames = tap_frames(log)
     items, error, shown = _parse(out, err, kind)
@@ -276,7 +281,7 @@ def reason(message: str) -> str:
     """A peer's error message, in a word."""
     if message.split(":", 1)[0] in WALKER_REASONS:
         return message.split(":", 1)[0]
-    if "listMaxPages" in message:
+    if "listMaxPages" in message or "auto-pagination limit" in message:
         return "page cap"
     if "-32602" in message or "ursor" in message:
         return "-32602"
