@@ -84,6 +84,14 @@ class CheckFailed(CourseError):
             raise cls(check, message, **details)
 
 
+class EraNotSupported(CourseError):
+    """The server does not speak the era the lab asked for (``era``): its first answer in that era
+    was refused or unreadable, and it never answered as that era's servers do. ``answer`` is that
+    first answer (an error's code and message, or the reason the result was unreadable)."""
+
+    reason = "era_not_supported"
+
+
 class LaunchError(CourseError):
     """The server could not be started at all (bad name, missing executable, bad arguments)."""
 

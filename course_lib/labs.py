@@ -23,8 +23,9 @@ import mcp_types as types
 from mcp import Client, MCPError
 from mcp.shared.message import SessionMessage
 
-from course_lib.errors import CourseError, LabTimeout, LaunchError, ProtocolViolation, ServerCrashed, unwrap
-from course_lib.protocol import ERAS
+from course_lib.errors import (CatalogError, CourseError, EraNotSupported, LabTimeout, LaunchError, ProtocolViolation,
+                               ServerCrashed, unwrap)
+from course_lib.protocol import ERAS, META_SERVER_INFO, MODERN_VERSION
 from course_lib._runtime.process import (EXIT_GRACE, STDERR_LOG, TERM_GRACE, _POLL, ServerProcess,  # noqa: F401
                                          course_server_argv, launch, pid_alive)
 
@@ -135,6 +136,7 @@ class Lab:
         self.max_frame_bytes = MAX_FRAME_BYTES
         self.violation: ProtocolViolation | None = None  # why the tap stopped reading, if it did
         self.swept: list[int] = []  # leftover processes of this lab that had to be killed
+        self.forced_stop: str | None = None  # the signal the stop needed ("SIGTERM"/"SIGKILL"), if any
 
     @property
     def session(self):
@@ -296,7 +298,52 @@ async def _wait_ready(lab: Lab, process: ServerProcess, timeout: float) -> None:
 def _describe_exit(lab: Lab) -> str:
     last = [ln for ln in lab.stderr.splitlines() if ln.strip()]
     tail = f": {last[-1].strip()}" if last else ""
+    if lab.forced_stop is not None:
+        return (f"server was stopped by force ({lab.forced_stop}): it did not exit after its stdin closed "
+                f"(code {lab.returncode}){tail}")
     return f"server exited with code {lab.returncode}{tail}"
+
+
+# What a server without the 2026-07-28 era answers to its envelope: invalid request, unsupported version,
+# or an internal error (server-everything 2025.12.18 serves the request before any handshake and fails).
+_ERA_REFUSALS = (types.INVALID_REQUEST, -32022, types.INTERNAL_ERROR)
+
+
+def _era_unsupported(lab: Lab, cause: BaseException) -> EraNotSupported | None:
+    """A 2026-07-28 lab whose very first request failed, from a server that never answered as a
+    2026-07-28 server does (every result stamped with its serverInfo): the era, not the request."""
+    if lab.era != MODERN_VERSION:
+        return None
+    sent = [f for f in lab.wire.frames if f.direction == "→" and f.kind == "request"]
+    answers = [f for f in lab.wire.frames if f.direction == "←" and f.kind in ("result", "error")]
+    if len(sent) != 1 or len(answers) != 1:
+        return None
+    result = (answers[0].message or {}).get("result")
+    if isinstance(result, dict) and META_SERVER_INFO in (result.get("_meta") or {}):
+        return None
+    if isinstance(cause, MCPError) and (cause.error.code in _ERA_REFUSALS or (
+            cause.error.code == types.INVALID_PARAMS and not isinstance(cause.error.data, dict))):
+        # -32602 with a dict in data (a cursor, a URI) is the server judging the request, not the era
+        answer = f"{cause.error.code} {cause.error.message}"
+    elif (isinstance(cause, CatalogError) and cause.reason == "bad_page") or type(cause).__name__ == "ValidationError":
+        answer = f"a result without the 2026-07-28 fields ({str(cause).splitlines()[0][:80]})"
+    else:
+        return None
+    message = (f"the server does not seem to speak {MODERN_VERSION}: it answered the first request of that era "
+               f"with {answer}, and never as a {MODERN_VERSION} server does (connect with era='auto' to fall back "
+               "to the handshake)")
+    if isinstance(cause, MCPError):
+        return EraRefused(message, cause.error, era=MODERN_VERSION, answer=answer)
+    return EraNotSupported(message, era=MODERN_VERSION, answer=answer)
+
+
+class EraRefused(EraNotSupported, MCPError):
+    """``EraNotSupported`` whose answer was an error: still an ``MCPError`` (``.error`` is that answer),
+    so code that caught the bare error keeps catching it."""
+
+    def __init__(self, message: str, error: types.ErrorData, **details):
+        Exception.__init__(self, message)
+        self.details, self.error = details, error
 
 
 def _translate(exc: BaseException, lab: Lab, request_timeout: float, lab_timeout: float) -> BaseException:
@@ -307,6 +354,9 @@ def _translate(exc: BaseException, lab: Lab, request_timeout: float, lab_timeout
         return lab.violation  # the tap closed the connection because of this line
     if isinstance(cause, BaseExceptionGroup):
         return cause
+    unsupported = _era_unsupported(lab, cause)
+    if unsupported is not None:
+        return unsupported
     if isinstance(cause, MCPError) and cause.error.code == types.REQUEST_TIMEOUT:
         return LabTimeout(f"no answer within the {request_timeout:g} s request budget ({cause.error.message})",
                           budget="request")
@@ -380,7 +430,7 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
         except BaseException as exc:
             if process is not None:
                 await process.stop()
-                lab.returncode = process.returncode
+                lab.returncode, lab.forced_stop = process.returncode, process.forced
             translated = _translate(exc, lab, request_timeout, lab_timeout)
             if translated is exc:
                 raise
@@ -388,6 +438,6 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
     finally:
         if process is not None:
             lab.swept = list(await process.stop())
-            lab.returncode = process.returncode
+            lab.returncode, lab.forced_stop = process.returncode, process.forced
         lab._keep_files()
         shutil.rmtree(workdir, ignore_errors=True)

@@ -15,34 +15,42 @@ and when the client closes its side (stdin EOF):
 
 ``server_exit``       the server exited by itself, with code 0 (no signal was needed)
 ``trailing_stdout``   nothing was left on stdout after the last reply
-``stderr_empty``      the server wrote nothing to stderr
+``stderr_empty``      the server wrote nothing to stderr (``stderr="info"``: kept, not judged)
+
+``frame_size`` fails a line longer than ``max_line`` bytes, before it is parsed.
+Messages the server sends on its own (a notification such as ``notifications/message``, or a
+request such as ``roots/list``) are legal at any time: they are recorded in ``received``, a
+server request gets a ``-32601`` error answer (``ping`` an empty result), and the wait for the
+reply goes on. Only a line without ``method`` is taken as the reply and judged. A real
+third-party server's stderr log is legal too: ``stderr="info"`` keeps it in ``exit.stderr``
+without failing ``stderr_empty``; ``noise="skip"`` records non-JSON stdout lines in
+``noise`` instead of failing ``stdout_noise`` (the audit reports them once, itself).
 
 ``sdk_version`` runs before any process starts: the installed ``mcp`` must be the version the
 caller's expectations were written for. Every check is an explicit ``if ... raise``: running
 Python with ``-O`` removes ``assert`` statements, and these checks must survive it.
 
-It is a sequential fixture client, not a general MCP client: no batches, no server-initiated
-messages, integer ids only. The process is started with the same primitives as
-``course_lib.connect`` (explicit environment, own process group, and the same stop: the group,
-then a sweep of whatever left it, in ``swept``).
+It is a sequential fixture client, not a general MCP client: no batches, integer ids only.
+The process is started by the course's one lifecycle, ``started_server`` (explicit environment
+plus ``env``, ``cwd``, own process group, and the same stop: the group, then a sweep of whatever
+left it, in ``swept``); a course server (``for_server``) is first waited for with ``wait_ready``.
 """
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import sys
-import tempfile
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import Callable, Sequence
 
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from course_lib.errors import CheckFailed, CourseError
-from course_lib._runtime.process import STDERR_LOG, ServerProcess, course_server_argv, launch
+from course_lib._runtime.process import (STDERR_LOG, ServerProcess, course_server_argv, started_server,
+                                         wait_ready)
 from course_lib.protocol import (BOTH_ERAS, LEGACY, LEGACY_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO,
                                  META_PROTOCOL_VERSION, MODERN_VERSION)
 
@@ -51,7 +59,10 @@ CLIENT_INFO = {"name": "course-strict-client", "version": "1.0"}
 MAX_LINE = 4 * 1024 * 1024
 
 CHECKS = ("sdk_version", "reply_timeout", "stdout_noise", "response_object", "jsonrpc_version",
-          "id_type", "id_match", "result_xor_error", "server_exit", "trailing_stdout", "stderr_empty")
+          "id_type", "id_match", "result_xor_error", "server_exit", "trailing_stdout", "stderr_empty",
+          "frame_size")
+STDERR_POLICIES = ("fail", "info")
+NOISE_POLICIES = ("fail", "skip")
 
 
 class WireError(CheckFailed):
@@ -112,6 +123,7 @@ class ExitReport:
 
     @property
     def clean(self) -> bool:
+        """Exit 0 by itself, nothing after the last reply, nothing on stderr."""
         return self.returncode == 0 and not self.forced and self.trailing_stdout == 0 and self.stderr == ""
 
 
@@ -138,13 +150,26 @@ class LineClient:
     exit: ExitReport | None = None
     swept: list[int] = field(default_factory=list)  # leftover processes of the server killed at the end
     fast: bool = False  # a course server's argv: may be forked by the fork server (``for_server``)
+    env: dict[str, str] | None = None  # added to the explicit environment every server gets
+    cwd: str | None = None  # the server's working directory (the course root by default)
+    stderr: str = "fail"  # "info": a server's stderr is kept in ``exit.stderr``, not judged
+    noise: str = "fail"  # "skip": non-JSON stdout lines go to ``noise_lines`` and the wait goes on
+    max_line: int = MAX_LINE
+    received: list[dict] = field(default_factory=list)  # notifications and requests the server sent
+    noise_lines: list[bytes] = field(default_factory=list)
+    largest_line: int = 0  # bytes in the longest line read from stdout
 
     def __post_init__(self):
         if self.era not in BOTH_ERAS:
             raise ValueError(f"era must be {LEGACY!r} or {MODERN_VERSION!r}, got {self.era!r}")
+        if self.stderr not in STDERR_POLICIES:
+            raise ValueError(f"stderr must be one of {STDERR_POLICIES}, got {self.stderr!r}")
+        if self.noise not in NOISE_POLICIES:
+            raise ValueError(f"noise must be one of {NOISE_POLICIES}, got {self.noise!r}")
         self._next_id = 0
         self._process: ServerProcess | None = None
-        self._workdir: Path | None = None
+        self._stack: AsyncExitStack | None = None
+        self._stderr_text = ""
 
     @classmethod
     def for_server(cls, name: str, mode: str | None = None, **options) -> "LineClient":
@@ -160,15 +185,27 @@ class LineClient:
         """The server's pid, once started."""
         return None if self._process is None else self._process.pid
 
+    def _keep_stderr(self, process: ServerProcess) -> None:
+        self._stderr_text = (process.workdir / STDERR_LOG).read_text(encoding="utf-8", errors="replace")
+
     async def __aenter__(self) -> "LineClient":
         check_sdk(self.sdk)  # before any process exists
-        self._workdir = Path(tempfile.mkdtemp(prefix="course-wire-"))
+        stack = AsyncExitStack()
         try:
-            self._process = await launch(self.argv, self._workdir, fast=self.fast)
+            self._process = await stack.enter_async_context(started_server(
+                self.argv, prefix="course-wire-", fast=self.fast, env=self.env, cwd=self.cwd,
+                on_stopped=self._keep_stderr))
+            self._stack = stack
+            self._stdout = BufferedByteReceiveStream(self._process.stdout)
+            if self.fast:  # a course server says when it serves: start-up stays out of the first reply's budget
+                await wait_ready(self._process, self.reply_timeout, on_exit=self._exited_early,
+                                 on_timeout=self._not_ready)
         except BaseException:
-            shutil.rmtree(self._workdir, ignore_errors=True)
+            if self._stack is None:
+                await stack.aclose()
+            else:
+                await self._stop()
             raise
-        self._stdout = BufferedByteReceiveStream(self._process.stdout)
         if self.era == LEGACY:
             try:
                 await self.handshake()
@@ -176,6 +213,15 @@ class LineClient:
                 await self._stop()
                 raise
         return self
+
+    @staticmethod
+    def _exited_early(process: ServerProcess) -> WireError:
+        return WireError("server_exit", f"the server exited with code {process.returncode} before it was ready",
+                         returncode=process.returncode)
+
+    @staticmethod
+    def _not_ready(timeout: float) -> WireError:
+        return WireError("reply_timeout", f"the server was not ready within {timeout:g} s")
 
     async def __aexit__(self, exc_type, exc, tb) -> None:
         await self.close(check=exc_type is None)
@@ -216,21 +262,52 @@ class LineClient:
         if params is not None:
             message["params"] = params
         await self._send(message)
-        line = None
         with anyio.move_on_after(self.reply_timeout):
+            while True:
+                line = await self._read_line(request_id, method)
+                if await self._server_message(line):
+                    continue
+                reply = self.checker(line, request_id)
+                self.replies_checked += 1
+                self.exchanges[-1].reply = reply
+                return reply
+        raise WireError("reply_timeout", f"no reply to request {request_id} ({method}) within "
+                        f"{self.reply_timeout:g} s", request_id=request_id)
+
+    async def _read_line(self, request_id: int, method: str) -> bytes:
+        try:
+            line = await self._stdout.receive_until(b"\n", self.max_line)
+        except (anyio.EndOfStream, anyio.IncompleteRead):
+            raise WireError("reply_timeout", f"the server closed stdout before replying to request "
+                            f"{request_id} ({method})", request_id=request_id) from None
+        except anyio.DelimiterNotFound:
+            raise WireError("frame_size", f"a line from the server passed {self.max_line} bytes while "
+                            f"waiting for the reply to request {request_id} ({method})",
+                            request_id=request_id, limit=self.max_line) from None
+        self.largest_line = max(self.largest_line, len(line))
+        return line
+
+    async def _server_message(self, line: bytes) -> bool:
+        """Record what the server sent on its own (and answer its requests); True if it was that."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            if self.noise == "skip":
+                self.noise_lines.append(line)
+                return True
+            return False  # the checker names it: stdout_noise
+        if not isinstance(message, dict) or "method" not in message:
+            return False  # a reply (or something the checker rejects)
+        self.received.append(message)
+        if "id" in message:  # a server request: answered, so a server that waits for it goes on
+            answer = ({"result": {}} if message["method"] == "ping" else
+                      {"error": {"code": -32601, "message": "this client does not handle server requests"}})
             try:
-                line = await self._stdout.receive_until(b"\n", MAX_LINE)
-            except (anyio.EndOfStream, anyio.IncompleteRead):
-                line = b""
-        require(line is not None, "reply_timeout",
-                f"no reply to request {request_id} ({method}) within {self.reply_timeout:g} s",
-                request_id=request_id)
-        require(line != b"", "reply_timeout", f"the server closed stdout before replying to request "
-                f"{request_id} ({method})", request_id=request_id)
-        reply = self.checker(line, request_id)
-        self.replies_checked += 1
-        self.exchanges[-1].reply = reply
-        return reply
+                await self._process.stdin.send((json.dumps({"jsonrpc": "2.0", "id": message["id"], **answer})
+                                                + "\n").encode())
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                pass  # the server is gone; the wait for the reply says so
+        return True
 
     async def result(self, method: str, params: dict | None = None) -> dict:
         """``request`` for a call that must succeed: returns the ``result`` object."""
@@ -261,11 +338,13 @@ class LineClient:
                             tail += await self._stdout.receive()
                     except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
                         pass
-            self.swept = list(await process.stop())  # reaps, kills the process group, sweeps the rest
+            stack, self._stack = self._stack, None
+            if stack is not None:
+                await stack.aclose()  # started_server: the stop (group, then sweep), the stderr log kept
+            self.swept = list(process.swept)
             report.returncode = process.returncode
             report.trailing_stdout = len(tail)
-            report.stderr = (self._workdir / STDERR_LOG).read_text(encoding="utf-8", errors="replace")
-            shutil.rmtree(self._workdir, ignore_errors=True)
+            report.stderr = self._stderr_text
         self.exit = report
         return report
 
@@ -280,7 +359,7 @@ class LineClient:
                     else f"the server exited with code {report.returncode}", returncode=report.returncode)
             require(report.trailing_stdout == 0, "trailing_stdout",
                     f"{report.trailing_stdout} bytes left on stdout after the last reply")
-            require(report.stderr == "", "stderr_empty",
+            require(report.stderr == "" or self.stderr == "info", "stderr_empty",
                     f"the server wrote to stderr: {report.stderr.strip()[:80]!r}")
         return report
 

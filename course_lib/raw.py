@@ -1,8 +1,10 @@
-"""Hand-written JSON-RPC lines to a course server, for frames the SDK client never sends.
+"""Hand-written JSON-RPC lines to a server, for frames the SDK client never sends.
 
-``async with raw_lines("modern") as pipe:`` starts the server exactly as ``connect`` does
-(same argv, environment and stderr file; the same stop: the process group, then a sweep of
-what left it, in ``pipe.swept``) but hands the lab a bare pipe:
+``async with raw_lines("modern") as pipe:`` starts a course server exactly as ``connect`` does
+(same argv, environment and stderr file; the one lifecycle, ``started_server``: the process
+group, then a sweep of what left it, in ``pipe.swept``) but hands the lab a bare pipe. Any other
+command line works too (``raw_lines([node, "server.js"], env=..., cwd=...)``): only a course server
+is waited for (``wait_ready``); any other server's start-up is the first request's to wait for.
 ``await pipe.request(method, params)`` writes one line and returns the answer to its id;
 ``await pipe.notify(method)`` writes a notification; ``await pipe.silence()`` counts what
 arrives in a short window. Every line is recorded in ``pipe.wire`` (a ``labs.Wire``), so
@@ -12,17 +14,15 @@ validation, no SDK types; the point is to see what the server answers to exactly
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
+import os
 from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Sequence
 
 import anyio
 
 from course_lib.errors import LabTimeout
 from course_lib.labs import Wire
-from course_lib._runtime.process import ServerProcess, course_server_argv, launch
+from course_lib._runtime.process import ServerProcess, course_server_argv, started_server, wait_ready
 from course_lib.protocol import (LEGACY_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
                                  MODERN_VERSION)
 
@@ -120,37 +120,31 @@ class RawPipe:
 
 
 @asynccontextmanager
-async def raw_lines(server: str, *, mode: str | None = None, args: tuple[str, ...] = (),
+async def raw_lines(server: str | Sequence[str], *, mode: str | None = None, args: tuple[str, ...] = (),
+                    env: dict[str, str] | None = None, cwd: str | os.PathLike | None = None,
                     timeout: float = 30.0, lab_timeout: float = 90.0) -> AsyncIterator[RawPipe]:
-    """Start course server ``server`` and yield a ``RawPipe``; the process is gone afterwards."""
-    workdir = Path(tempfile.mkdtemp(prefix="course-raw-"))
-    process: ServerProcess | None = None
-    try:
-        with anyio.fail_after(lab_timeout):
-            process = await launch(course_server_argv(server, mode, None, args), workdir, fast=True)
-            await _wait_ready(workdir, process, timeout)
+    """Start ``server`` (a course server's name, or any argv) and yield a ``RawPipe``; the process
+    and its group are gone afterwards."""
+    course = isinstance(server, str)
+    argv = course_server_argv(server, mode, None, args) if course else [str(a) for a in server] + list(args)
+    with anyio.fail_after(lab_timeout):
+        async with started_server(argv, prefix="course-raw-", fast=course, env=env, cwd=cwd) as process:
+            if course:
+                await wait_ready(process, timeout, on_exit=_exited, on_timeout=_not_ready)
             pipe = RawPipe(process, timeout)
             try:
                 yield pipe
             finally:
                 pipe.swept = list(await process.stop())
                 pipe.returncode = process.returncode
-    finally:
-        if process is not None:
-            await process.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
-async def _wait_ready(workdir: Path, process: ServerProcess, timeout: float) -> None:
-    """Wait for the server's ``ready`` file, so start-up is not charged to the first request."""
-    with anyio.move_on_after(timeout):
-        while not (workdir / "ready").exists():
-            if process.returncode is not None:
-                raise LabTimeout(f"the server exited with code {process.returncode} before it was ready",
-                                 budget="startup")
-            await anyio.sleep(0.01)
-        return
-    raise LabTimeout(f"the server was not ready within {timeout:g} s", budget="startup")
+def _exited(process: ServerProcess) -> LabTimeout:
+    return LabTimeout(f"the server exited with code {process.returncode} before it was ready", budget="startup")
+
+
+def _not_ready(timeout: float) -> LabTimeout:
+    return LabTimeout(f"the server was not ready within {timeout:g} s", budget="startup")
 
 
 def error_of(answer: dict) -> tuple[int, str, Any] | None:

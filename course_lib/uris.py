@@ -1,5 +1,6 @@
 """Resource URIs on the client side: template expansion, reading with a typed outcome, the
-two not-found codes, and the URL parsing SDK 1.29.0 applied to every resource URI.
+not-found answers real servers send (``not_found``), and the URL parsing SDK 1.29.0 applied to
+every resource URI.
 
 SDK 2.3.0 carries resource URIs as plain ``str`` end to end: what the caller passes is what
 the server's handler receives. SDK 1.29.0 typed the same fields as
@@ -18,8 +19,8 @@ from urllib.parse import quote
 from mcp import MCPError
 
 # Not found is RESOURCE_NOT_FOUND up to 2025-11-25; at 2026-07-28 (SEP-2164) and in MCPServer it is
-# INVALID_PARAMS with data.uri.
-from course_lib.protocol import INVALID_PARAMS, RESOURCE_NOT_FOUND
+# INVALID_PARAMS with data.uri. Real servers also send -32602 without data, -32603 and 0 (``not_found``).
+from course_lib.protocol import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND
 
 _VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -48,14 +49,54 @@ def sdk_1_29_uri(uri: str) -> str:
     return str(_anyurl_adapter().validate_python(uri))
 
 
+@dataclass(frozen=True)
+class NotFound:
+    """How one server said "no such resource": the ``code`` it used, and whether a client can
+    recognise that answer as not-found from the code and data alone (``recognisable``).
+
+    ``kind`` is ``"resource-not-found"`` (-32002, the 2025-11-25 code), ``"invalid-params-uri"``
+    (-32602 with ``data.uri``: SEP-2164, MCPServer, FastMCP), ``"invalid-params"`` (-32602 without
+    ``data.uri``: the TypeScript SDK; the same code any bad parameter gets), ``"internal-error"``
+    (-32603: server-everything 2025.12.18), ``"code-0"`` (Python SDK 1.x servers) or ``"other"``.
+    Only the first two are recognisable; for the others only the message says it.
+    """
+
+    code: object
+    kind: str
+    message: str = ""
+
+    @property
+    def recognisable(self) -> bool:
+        return self.kind in ("resource-not-found", "invalid-params-uri")
+
+
+def not_found(error) -> NotFound:
+    """Classify an error answer to ``resources/read`` (an ``MCPError``, its ``ErrorData`` or the wire's dict)."""
+    if isinstance(error, MCPError):
+        error = error.error
+    if not isinstance(error, dict):
+        error = {"code": getattr(error, "code", None), "message": getattr(error, "message", ""),
+                 "data": getattr(error, "data", None)}
+    code, data = error.get("code"), error.get("data")
+    if code == RESOURCE_NOT_FOUND:
+        kind = "resource-not-found"
+    elif code == INVALID_PARAMS:
+        kind = "invalid-params-uri" if isinstance(data, dict) and "uri" in data else "invalid-params"
+    elif code == INTERNAL_ERROR:
+        kind = "internal-error"
+    elif code == 0 and type(code) is int:
+        kind = "code-0"
+    else:
+        kind = "other"
+    return NotFound(code, kind, str(error.get("message") or ""))
+
+
 def is_not_found(exc: BaseException) -> bool:
-    """True for both spellings of "no such resource": -32002, or -32602 carrying ``data.uri``."""
+    """True for the two recognisable spellings of "no such resource": -32002, or -32602 carrying
+    ``data.uri``. ``not_found`` says which code a server used when it is neither."""
     if not isinstance(exc, MCPError):
         return False
-    error = exc.error
-    if error.code == RESOURCE_NOT_FOUND:
-        return True
-    return error.code == INVALID_PARAMS and isinstance(error.data, dict) and "uri" in error.data
+    return not_found(exc).recognisable
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,7 @@ class CursorRules:
             return None
         if next_cursor in self.seen_cursors:
             raise CatalogError("cursor_repeated", f"the server sent a cursor it had already sent (page {len(sizes)})",
-                               page=len(sizes))
+                               page=len(sizes), cursor=next_cursor)
         self.seen_cursors.add(next_cursor)
         self.cursor = next_cursor
         return next_cursor

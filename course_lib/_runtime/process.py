@@ -66,6 +66,7 @@ class ServerProcess:
     workdir: Path | None = None  # the lab directory, set by ``launch``: what ``stop`` sweeps
     started: float | None = None  # ``time.time()`` just before ``launch`` started it
     swept: tuple[int, ...] = ()  # leftover processes of the lab that ``stop``'s sweep had to kill
+    forced: str | None = None  # the signal ``stop`` had to send because the server did not exit by itself
     _stopped = False
 
     def __init__(self, proc: anyio.abc.Process | fastlaunch.Forked):
@@ -108,8 +109,10 @@ class ServerProcess:
             except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 pass
             if not await self.wait_exit(EXIT_GRACE):
+                self.forced = "SIGTERM"
                 self.signal_group(signal.SIGTERM)
                 if not await self.wait_exit(TERM_GRACE):
+                    self.forced = "SIGKILL"
                     self.signal_group(signal.SIGKILL)
                     await self.wait_exit(TERM_GRACE)
             # Whatever the server left in its group (children it forgot) goes with it, before

@@ -1,0 +1,98 @@
+"""The audit: a robustness report card for any stdio MCP server, built from the course's own rules.
+
+``report = await audit(["python", "-m", "my_server"])`` starts the command as a real stdio server,
+once per probe (each its own process group, its own budget, gone when the probe ends), and
+returns a ``Report``: lines of PASS / WARN / FAIL / INFO, each naming the rule it rests on.
+``python -m course_lib.audit -- CMD ARGS…`` prints the same card (``--json`` for machines); its
+exit status is non-zero when a MUST fails. The probes, in order:
+
+- ``launch``: stdout before any input, the handshake's lines, stderr (information), the exit on
+  stdin EOF (a forced stop is its own verdict);
+- ``eras``: the 2025-11-25 handshake, ``server/discover`` with the 2026-07-28 envelope, ``auto``;
+- per era: ``lists`` (every advertised list walked with the walker's rules), ``cursors`` (cursor
+  hygiene), ``resources`` (URIs), ``tools`` (protocol errors, invalid input, an unknown method);
+- then what all probes saw: stdout noise, oversized frames, the envelope of every reply, the
+  messages the server sent on its own, and any process left behind.
+"""
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+from course_lib.audit import cursors, eras, launch, lists, resources, tools
+from course_lib.audit.report import Line, Report
+from course_lib.audit.session import Context, Target
+from course_lib.protocol import AUTO, LEGACY, MODERN_VERSION
+
+ERA_CHOICES = (LEGACY, MODERN_VERSION, AUTO, "all")
+BUDGET = 30.0  # seconds per probe
+ENVELOPE = "MUST (JSON-RPC 2.0: response objects)"
+RECEIVED = "MAY (spec: notifications and server requests at any time)"
+
+
+async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str | None = None,
+                era: str = "all", budget: float = BUDGET, request_timeout: float | None = None,
+                exit_budget: float = 5.0) -> Report:
+    """Audit the stdio server ``argv``; ``era`` is ``legacy``, ``2026-07-28``, ``auto`` or ``all``.
+
+    ``budget`` bounds each probe (seconds); ``request_timeout`` each reply (default: the budget,
+    at most 10 s); ``exit_budget`` how long the server may take to exit after stdin EOF.
+    """
+    argv = [str(part) for part in argv]
+    if not argv:
+        raise ValueError("the command to audit is empty")
+    if era not in ERA_CHOICES:
+        raise ValueError(f"era must be one of {ERA_CHOICES}, got {era!r}")
+    started = time.monotonic()
+    ctx = Context(Target(argv, dict(env) if env else None, str(cwd) if cwd else None), budget,
+                  request_timeout or min(budget, 10.0), exit_budget=exit_budget)
+    report = Report(argv, era)
+    await launch.run(ctx, report)
+    legacy_ok = await eras.legacy(ctx, report) if era in (LEGACY, AUTO, "all") else None
+    modern_ok = await eras.modern(ctx, report) if era in (MODERN_VERSION, AUTO, "all") else False
+    report.eras = {LEGACY: _support(legacy_ok), MODERN_VERSION: _support(modern_ok if era != LEGACY else None)}
+    if era == LEGACY:
+        run = [LEGACY] if legacy_ok else []
+    elif era == MODERN_VERSION:
+        run = [MODERN_VERSION] if modern_ok else []
+    else:
+        landed = eras.auto(ctx, report, legacy_ok, modern_ok)
+        report.eras[AUTO] = "none" if landed is None else landed
+        run = [landed] if era == AUTO and landed else [e for e, ok in ((LEGACY, legacy_ok), (MODERN_VERSION, modern_ok))
+                                                       if ok]
+    for current in run:
+        await lists.run(ctx, current, report)
+        await cursors.run(ctx, current, report)
+        await resources.run(ctx, current, report)
+        await tools.run(ctx, current, report)
+    _summary(ctx, report)
+    report.processes, report.leftovers = ctx.processes, list(ctx.leftovers)
+    report.elapsed = time.monotonic() - started
+    return report
+
+
+def _support(ok: bool | None) -> str:
+    return "not probed" if ok is None else "supported" if ok else "not supported"
+
+
+def _summary(ctx: Context, report: Report) -> None:
+    launch.stdout_lines(ctx, report)
+    if ctx.envelope_faults:
+        era, check, message = ctx.envelope_faults[0]
+        report.add("envelope.strict", "FAIL", ENVELOPE, era, f"[{check}] {message}")
+    else:
+        report.add("envelope.strict", "PASS", ENVELOPE, "all", f"{ctx.replies} replies passed the strict checks")
+    notes = [m for _, m in ctx.received if "id" not in m]
+    asks = [m for _, m in ctx.received if "id" in m]
+    methods = sorted({str(m.get("method")) for _, m in ctx.received})
+    report.add("envelope.received", "INFO", RECEIVED, "all",
+               f"{len(notes)} notification(s), {len(asks)} server request(s), none taken for a reply"
+               + (f": {', '.join(methods)[:50]}" if methods else ""))
+    left = sorted(set(ctx.leftovers))
+    report.add("exit.leftovers", "FAIL" if left else "PASS", launch.LEFT, "all",
+               f"{len(left)} process(es) outlived the server and were killed" if left else
+               f"nothing left behind by {ctx.processes} server processes"
+               + (f" ({ctx.forced} stopped by force)" if ctx.forced else ""))
+
+
+__all__ = ["ERA_CHOICES", "Line", "Report", "audit"]

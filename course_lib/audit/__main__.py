@@ -1,0 +1,48 @@
+"""``python -m course_lib.audit [--env K=V]... [--cwd DIR] [--era ERA] [--json] -- CMD ARGS…``
+
+Prints the report card of the stdio server ``CMD ARGS…`` (``--json``: the report as JSON, valid
+against ``fixtures/audit/report.schema.json``). Exit status: 0 when no MUST fails, 1 when one
+does, 2 for a usage error.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import anyio
+
+from course_lib.audit import BUDGET, ERA_CHOICES, audit
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="course-audit", description="A robustness report card for a stdio MCP server.")
+    p.add_argument("--env", action="append", default=[], metavar="K=V", help="set a variable for the server")
+    p.add_argument("--cwd", help="the server's working directory")
+    p.add_argument("--era", default="all", choices=ERA_CHOICES)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--budget", type=float, default=BUDGET, help="seconds per probe")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS…")
+    args = p.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        p.error("no command to audit: give it after --")
+    env = {}
+    for item in args.env:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            p.error(f"--env takes K=V, got {item!r}")
+        env[key] = value
+    args.command, args.env = command, env
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(sys.argv[1:] if argv is None else argv)
+    report = anyio.run(lambda: audit(args.command, env=args.env or None, cwd=args.cwd, era=args.era,
+                                     budget=args.budget))
+    print(report.to_json() if args.json else report.table())
+    return report.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

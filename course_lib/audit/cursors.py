@@ -1,0 +1,106 @@
+"""Cursor hygiene, on every list the list probe walked, in a fresh process per era.
+
+On a list that paginates: replaying an issued cursor gives the same page; a forged, a tampered, a
+non-string, an ``""`` (when the server never issued it) and another process's cursor each get
+``-32602`` (the spec's SHOULD: "invalid cursors SHOULD result in an error with code -32602").
+In the 2026-07-28 era a server is stateless by design, so another process's cursor being served
+is reported, not warned about. On a list that does not paginate, what a forged cursor gets is
+reported (most real servers serve page 1 again).
+"""
+from __future__ import annotations
+
+from course_lib.audit.session import Context, ProbeFailed, describe_error, error_of, probe
+from course_lib.protocol import INVALID_PARAMS, LEGACY
+from course_lib.walker import KINDS, WIRE_METHODS
+
+FORGED = "course-audit-forged-cursor"
+RULE = "SHOULD (spec: pagination, invalid cursors)"
+STABLE = "SHOULD (spec: pagination, stable cursors)"
+
+
+def _identities(kind: str, result: dict) -> list:
+    key = {"tools": "name", "resources": "uri", "templates": "uriTemplate", "prompts": "name"}[kind]
+    wire_key = "resourceTemplates" if kind == "templates" else kind
+    return [item.get(key) for item in result.get(wire_key) or [] if isinstance(item, dict)]
+
+
+def _tampered(cursor: str) -> str:
+    last = cursor[-1]
+    return cursor[:-1] + ("B" if last == "A" else "A")
+
+
+def outcome(reply: dict) -> tuple[bool, str]:
+    """``(refused with -32602, what the server answered)``."""
+    error = error_of(reply)
+    if error is not None:
+        return error.get("code") == INVALID_PARAMS, f"error {describe_error(error)}"
+    result = reply.get("result") or {}
+    items = [k for k in result if isinstance(result[k], list)]
+    count = len(result[items[0]]) if items else 0
+    return False, f"served a page of {count} item{'s' * (count != 1)}"
+
+
+async def _hygiene(wire, kind: str, era: str, foreign: str | None, issued: list[str], report) -> None:
+    method = WIRE_METHODS[kind]
+    first = await wire.request(method, None)
+    if error_of(first) is not None:
+        raise ProbeFailed("page_1", f"page 1 refused this time: {describe_error(error_of(first))}")
+    cursor = first["result"].get("nextCursor")
+    if not isinstance(cursor, str):
+        report.add("cursor.replay", "WARN", STABLE, era, "this process's page 1 carried no cursor", kind)
+        return
+    replies = [await wire.request(method, {"cursor": cursor}) for _ in range(2)]
+    if any(error_of(r) is not None for r in replies):
+        report.add("cursor.replay", "WARN", STABLE, era, f"a replay of an issued cursor was refused: "
+                   f"{outcome(next(r for r in replies if error_of(r) is not None))[1]}", kind)
+    else:
+        same = _identities(kind, replies[0]["result"]) == _identities(kind, replies[1]["result"])
+        report.add("cursor.replay", "PASS" if same else "WARN", STABLE, era,
+                   "the same cursor gave the same page twice" if same else
+                   "the same cursor gave two different pages", kind)
+    probes = [("cursor.forged", FORGED, "a cursor this server never issued"),
+              ("cursor.tampered", _tampered(cursor) if cursor else None, "an issued cursor with its last character changed"),
+              ("cursor.non-string", 1, "the number 1 as the cursor")]
+    probes.append(("cursor.empty", "" if "" not in issued and cursor != "" else None, '"" (never issued)'))
+    probes.append(("cursor.foreign", foreign if foreign not in (None, cursor) else None,
+                   "a cursor another process of this server issued"))
+    for check, value, what in probes:
+        if value is None:
+            reason = {"cursor.empty": "the server issues \"\" itself", "cursor.tampered": "the cursor is empty",
+                      "cursor.foreign": "every process issues the same cursors" if foreign == cursor else
+                      "no other process's cursor"}[check]
+            report.add(check, "INFO", RULE, era, f"not probed: {reason}", kind)
+            continue
+        refused, said = outcome(await wire.request(method, {"cursor": value}))
+        if refused:
+            report.add(check, "PASS", RULE, era, f"{what}: -32602", kind)
+        elif check == "cursor.foreign" and era != LEGACY:
+            report.add(check, "INFO", RULE, era, f"{what}: {said} (a stateless server may serve it)", kind)
+        else:
+            report.add(check, "WARN", RULE, era, f"{what}: {said}, not -32602", kind)
+
+
+async def run(ctx: Context, era: str, report) -> None:
+    """The cursor probe of ``era``: one process for every list the list probe read."""
+    listings = {kind: listing for kind, listing in ctx.lists.get(era, {}).items() if listing.complete}
+    if not listings:
+        return
+    other = {kind: (listing.cursors[0] if listing.cursors else None) for kind, listing in listings.items()}
+    kind = next(iter(listings))
+    try:
+        async with probe(ctx, era) as wire:
+            for kind, listing in listings.items():
+                if listing.paginates:
+                    try:
+                        await _hygiene(wire, kind, era, other[kind], listing.cursors, report)
+                    except ProbeFailed as exc:
+                        report.add("cursor.replay", "WARN", STABLE, era, exc.message, kind)
+                    continue
+                _, said = outcome(await wire.request(WIRE_METHODS[kind], {"cursor": FORGED}))
+                report.add("cursor.unpaged", "INFO", RULE, era,
+                           f"one page, no cursor issued; a forged cursor: {said}", kind)
+    except ProbeFailed as exc:
+        report.add("cursor.probe", "FAIL", "MUST (spec: pagination)", era, f"{exc.check}: {exc.message}", kind)
+
+
+__all__ = ["FORGED", "KINDS", "run"]

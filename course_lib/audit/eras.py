@@ -1,0 +1,92 @@
+"""Eras: the 2025-11-25 handshake, the 2026-07-28 per-request envelope, and what ``auto`` negotiates.
+
+"Not supported" is its own verdict (INFO, detail ``not supported: …``): a server may speak one era
+only. ``auto`` is what the SDK's ``Client(mode="auto")`` does: ``server/discover`` first, the
+handshake when the server does not know it; its line names the era it lands in. Each probe is a
+process of its own; the capabilities each era reports are kept for the list probe.
+"""
+from __future__ import annotations
+
+from course_lib.audit.session import NOT_SUPPORTED_CODES, Context, ProbeFailed, describe_error, error_of, probe
+from course_lib.protocol import LEGACY, LEGACY_VERSION, MODERN_VERSION
+
+HANDSHAKE = "MUST (spec: lifecycle, initialization)"
+ENVELOPE = "MUST (spec 2026-07-28: server/discover, the envelope)"
+AUTO = "INFO (spec: version negotiation)"
+NOT_SUPPORTED = "not supported"
+
+
+async def legacy(ctx: Context, report) -> bool:
+    """The handshake probe: ``initialize`` + ``notifications/initialized``, then a ``ping``."""
+    try:
+        async with probe(ctx, LEGACY) as wire:
+            init = wire.exchanges[0].reply
+            # LineClient raised nothing: the reply passed the envelope checks; it may still be an error.
+            ping = await wire.request("ping", {})
+    except ProbeFailed as exc:
+        report.add("era.handshake", "FAIL", HANDSHAKE, LEGACY, f"{exc.check}: {exc.message}")
+        ctx.capabilities[LEGACY] = {}
+        return False
+    error = error_of(init)
+    if error is not None:
+        report.add("era.handshake", "INFO", HANDSHAKE, LEGACY, f"{NOT_SUPPORTED}: initialize → {describe_error(error)}")
+        return False
+    result = init["result"]
+    ctx.capabilities[LEGACY] = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
+    version = result.get("protocolVersion")
+    info = result.get("serverInfo") or {}
+    if not isinstance(version, str) or not isinstance(info, dict):
+        report.add("era.handshake", "FAIL", HANDSHAKE, LEGACY, "the initialize result lacks protocolVersion or "
+                   "serverInfo")
+        return False
+    pinged = "ping answered" if error_of(ping) is None else f"ping → {describe_error(error_of(ping))}"
+    report.add("era.handshake", "PASS" if version == LEGACY_VERSION else "INFO", HANDSHAKE, LEGACY,
+               f"{version} with {info.get('name')} {info.get('version')}; {pinged}")
+    ctx.eras_seen[LEGACY] = version
+    return True
+
+
+async def modern(ctx: Context, report) -> bool:
+    """The 2026-07-28 probe: ``server/discover`` with the envelope, no handshake."""
+    try:
+        async with probe(ctx, MODERN_VERSION) as wire:
+            reply = await wire.request("server/discover", {})
+    except ProbeFailed as exc:
+        report.add("era.envelope", "FAIL", ENVELOPE, MODERN_VERSION, f"{exc.check}: {exc.message}")
+        return False
+    error = error_of(reply)
+    if error is not None:
+        verdict = "INFO" if error.get("code") in NOT_SUPPORTED_CODES else "FAIL"
+        report.add("era.envelope", verdict, ENVELOPE, MODERN_VERSION,
+                   f"{NOT_SUPPORTED}: server/discover → {describe_error(error)}")
+        return False
+    result = reply["result"]
+    versions = result.get("supportedVersions")
+    if not isinstance(versions, list) or MODERN_VERSION not in versions:
+        report.add("era.envelope", "INFO", ENVELOPE, MODERN_VERSION,
+                   f"{NOT_SUPPORTED}: server/discover lists {versions!r}")
+        return False
+    ctx.capabilities[MODERN_VERSION] = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
+    info = ((result.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo") or result.get("serverInfo") or {})
+    report.add("era.envelope", "PASS", ENVELOPE, MODERN_VERSION,
+               f"server/discover lists {', '.join(map(str, versions))}; {info.get('name')} {info.get('version')}")
+    ctx.eras_seen[MODERN_VERSION] = MODERN_VERSION
+    return True
+
+
+def auto(ctx: Context, report, legacy_ok: bool | None, modern_ok: bool) -> str | None:
+    """The era ``auto`` lands in, from the two probes (discover first, then the handshake)."""
+    if modern_ok:
+        landed = MODERN_VERSION
+        detail = "discover answered: 2026-07-28"
+    elif legacy_ok:
+        landed = LEGACY
+        detail = f"discover refused, the handshake answered: {ctx.eras_seen.get(LEGACY)}"
+    else:
+        report.add("era.auto", "FAIL", HANDSHAKE, "auto", "neither era answered: no client can talk to this server")
+        return None
+    report.add("era.auto", "INFO", AUTO, "auto", detail)
+    return landed
+
+
+__all__ = ["NOT_SUPPORTED", "ProbeFailed", "auto", "legacy", "modern"]

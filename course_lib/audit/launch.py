@@ -1,0 +1,165 @@
+"""Launch, stdout and exit: one process watched byte by byte, without the strict client in between.
+
+Before any input: what the server writes to stdout (a banner there breaks every client). Then
+the handshake, and every stdout line until its reply is classified: a JSON-RPC message, a
+non-protocol line, or a line past the frame budget. Then stdin EOF: the server must exit by
+itself, with 0, within the exit budget, writing nothing more; a forced stop (SIGTERM, then
+SIGKILL for the group) is its own verdict. stderr is information, as the stdio transport allows.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+import anyio
+
+from course_lib._runtime.process import STDERR_LOG, started_server, wait_ready
+from course_lib.audit.session import Context
+from course_lib.protocol import LEGACY, LEGACY_VERSION
+
+STDIO = "MUST (spec: stdio, nothing but MCP messages on stdout)"
+BEFORE = "SHOULD (spec: lifecycle, nothing before initialize)"
+FRAMES = "SHOULD (course: a frame within 4 MiB)"
+EXIT = "SHOULD (spec: lifecycle, stdio shutdown)"
+LEFT = "MUST (course: nothing outlives the server)"
+STDERR = "MAY (spec: stdio, stderr for logging)"
+MAX_FRAME = 4 * 1024 * 1024
+QUIET = 0.3  # seconds the audit listens before the first input (after a course server's ready file)
+COLD_QUIET = 1.0  # the same for any other command, which says nothing about its start-up
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": LEGACY_VERSION, "capabilities": {},
+                   "clientInfo": {"name": "course-audit", "version": "1.0"}}}
+
+
+def classify(line: bytes) -> str:
+    """``message`` (a JSON object, as a frame is), ``noise`` (anything else) or ``oversized``."""
+    if len(line) > MAX_FRAME:
+        return "oversized"
+    try:
+        return "message" if isinstance(json.loads(line), dict) else "noise"
+    except ValueError:
+        return "noise"
+
+
+class _Lines:
+    def __init__(self, stdout):
+        self.stdout, self.buffer, self.closed = stdout, b"", False
+
+    async def read(self, window: float) -> list[bytes]:
+        """Complete lines that arrive within ``window`` seconds (and what was already buffered)."""
+        with anyio.move_on_after(window):
+            while b"\n" not in self.buffer and not self.closed and len(self.buffer) <= MAX_FRAME:
+                try:
+                    self.buffer += await self.stdout.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
+                    self.closed = True
+        *lines, self.buffer = self.buffer.split(b"\n")
+        if len(self.buffer) > MAX_FRAME:
+            lines.append(self.buffer)
+            self.buffer = b""
+        return lines
+
+
+async def run(ctx: Context, report) -> None:
+    target = ctx.target
+    stderr: list[str] = []
+
+    def keep_stderr(process) -> None:
+        stderr.append((process.workdir / STDERR_LOG).read_text(encoding="utf-8", errors="replace"))
+
+    seen: dict[str, list[bytes]] = {"message": [], "noise": [], "oversized": []}
+    early: list[bytes] = []
+    exited = forced = False
+    tail = b""
+    answered = False
+    async with started_server(target.argv, prefix="course-audit-", fast=target.course_server, env=target.env,
+                              cwd=target.cwd, on_stopped=keep_stderr) as process:
+        ctx.processes += 1
+        lines = _Lines(process.stdout)
+        with anyio.move_on_after(ctx.budget):
+            if target.course_server:
+                await wait_ready(process, ctx.budget, on_exit=lambda p: RuntimeError("exited"),
+                                 on_timeout=lambda t: RuntimeError("not ready"))
+            early = await lines.read(QUIET if target.course_server else COLD_QUIET)
+            try:
+                await process.stdin.send((json.dumps(INIT) + "\n").encode())
+                deadline = time.monotonic() + ctx.request_timeout
+                while not answered and not lines.closed and time.monotonic() < deadline:
+                    for line in await lines.read(deadline - time.monotonic()):
+                        kind = classify(line)
+                        seen[kind].append(line)
+                        message = json.loads(line) if kind == "message" else {}
+                        answered = answered or (message.get("id") == 1 and "method" not in message)
+                if answered:
+                    await process.stdin.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+                    for line in await lines.read(0.2):
+                        seen[classify(line)].append(line)
+                await process.stdin.aclose()
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                pass
+        started = time.monotonic()
+        exited = await process.wait_exit(ctx.exit_budget)
+        took = time.monotonic() - started
+        if exited:
+            with anyio.move_on_after(0.5):
+                try:
+                    while True:
+                        tail += await process.stdout.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
+                    pass
+            tail = lines.buffer + tail
+        else:
+            forced = True
+            process.signal_group(signal.SIGTERM)
+    ctx.leftovers.extend(process.swept)
+    code = process.returncode
+    _before_input(report, early)
+    ctx.noise.extend(line for line in early if classify(line) == "noise")
+    ctx.noise.extend(seen["noise"])
+    ctx.oversized.extend(MAX_FRAME for _ in seen["oversized"])
+    if not answered:
+        report.add("launch.answer", "FAIL", "MUST (spec: lifecycle, initialization)", LEGACY, "no reply to initialize" +
+                   (f"; the server exited with code {code}" if code is not None and not forced else ""))
+    text = stderr[0] if stderr else ""
+    logged = [ln for ln in text.splitlines() if ln.strip()]
+    report.add("stderr", "INFO", STDERR, LEGACY, f"{len(logged)} line{'s' * (len(logged) != 1)}"
+               + (f"; first: {logged[0].strip()[:60]}" if logged else ""))
+    if forced:
+        report.add("exit.eof", "WARN", EXIT, LEGACY, f"forced stop: still running {ctx.exit_budget:g} s after stdin "
+                   f"EOF; SIGTERM to its group (exit code {code})")
+    elif code != 0:
+        report.add("exit.eof", "WARN", EXIT, LEGACY, f"exited with code {code} after stdin EOF")
+    else:
+        report.add("exit.eof", "PASS", EXIT, LEGACY, f"exited 0 by itself {took:.1f} s after stdin EOF")
+    if tail.strip():
+        report.add("exit.trailing", "WARN", EXIT, LEGACY, f"{len(tail)} bytes on stdout after stdin EOF")
+    else:
+        report.add("exit.trailing", "PASS", EXIT, LEGACY, "nothing on stdout after stdin EOF")
+
+
+def _before_input(report, early: list[bytes]) -> None:
+    early_noise = [line for line in early if classify(line) != "message"]
+    if early_noise:
+        report.add("stdout.before-input", "FAIL", STDIO, LEGACY,
+                   f"{len(early_noise)} non-protocol line(s) before any input: {shown(early_noise[0])}")
+    elif early:
+        report.add("stdout.before-input", "WARN", BEFORE, LEGACY, f"{len(early)} message(s) before any input")
+    else:
+        report.add("stdout.before-input", "PASS", STDIO, LEGACY, "nothing on stdout before any input")
+
+
+def stdout_lines(ctx: Context, report) -> None:
+    """The stdout lines of the whole audit: non-protocol lines and oversized frames, from every probe."""
+    noise = ctx.noise
+    report.add("stdout.noise", "FAIL" if noise else "PASS", STDIO, "all",
+               f"{len(noise)} non-protocol line(s), first: {shown(noise[0])}" if noise else
+               "every stdout line of every probe was JSON")
+    big = ctx.oversized
+    report.add("stdout.frames", "WARN" if big else "PASS", FRAMES, "all",
+               f"a line past {big[0]} bytes" if big else f"every line within {MAX_FRAME // 2**20} MiB")
+
+
+def shown(line: bytes) -> str:
+    text = line[:50].decode("utf-8", "replace")
+    return repr(text + ("…" if len(line) > 50 else ""))

@@ -1,0 +1,145 @@
+"""URIs: every listed resource read under its own URI, odd spellings of a few, templates, a missing URI.
+
+The canonical read must come back under the same URI. Each odd spelling (a percent-encoded
+character, ``./`` and ``../`` segments, a query, a fragment, a trailing ``/``, an upper-case
+scheme) is either refused or, where the server normalises it, "served as canonical" (the same
+contents as the canonical read): both are reported, neither fails. Only contents that differ
+from the canonical read are a warning. A URI that cannot exist gets a not-found answer, and the
+line names the code the server used (``course_lib.uris.not_found``).
+"""
+from __future__ import annotations
+
+import re
+
+from course_lib.audit.session import Context, ProbeFailed, describe_error, error_of, probe
+from course_lib.uris import expand, not_found
+
+MAX_CANONICAL = 200  # resources read under their own URI
+MAX_SPELLED = 3  # resources whose URI is also read in every odd spelling
+MAX_TEMPLATES = 5
+CANONICAL = "SHOULD (course: a read answers under the URI asked for)"
+SPELLING = "SHOULD (spec: resources, URIs are exact)"
+NOT_FOUND = "SHOULD (spec: resources, error handling)"
+MISSING_PATH = "course-audit-missing/no-such-resource"
+
+
+def spellings(uri: str) -> dict[str, str]:
+    """The odd spellings of ``uri`` the audit tries (those that differ from it)."""
+    scheme, sep, rest = uri.partition("://")
+    if not sep:
+        scheme, sep, rest = uri.partition(":")
+    head, slash, last = rest.rpartition("/")
+    prefix = f"{scheme}{sep}{head}{slash}"
+    out = {}
+    letter = re.search(r"[A-Za-z0-9]", last)
+    if letter:
+        i = letter.start()
+        out["percent"] = prefix + last[:i] + f"%{ord(last[i]):02X}" + last[i + 1:]
+    if slash:
+        out["dot-segment"] = f"{prefix}./{last}"
+        out["dotdot-segment"] = f"{prefix}course-audit/../{last}"
+    out["query"] = f"{uri}?course-audit=1"
+    out["fragment"] = f"{uri}#course-audit"
+    if not uri.endswith("/"):
+        out["trailing-slash"] = f"{uri}/"
+    if scheme.upper() != scheme:
+        out["upper-scheme"] = scheme.upper() + uri[len(scheme):]
+    return {name: value for name, value in out.items() if value != uri}
+
+
+def _contents(reply: dict) -> list:
+    result = reply.get("result") or {}
+    return [(c.get("uri"), c.get("text"), c.get("blob")) for c in result.get("contents") or [] if isinstance(c, dict)]
+
+
+async def _canonical(wire, resources: list[dict], era: str, report) -> dict[str, list]:
+    read: dict[str, list] = {}
+    moved, refused = [], []
+    for item in resources[:MAX_CANONICAL]:
+        uri = item.get("uri")
+        reply = await wire.request("resources/read", {"uri": uri})
+        if error_of(reply) is not None:
+            refused.append(f"{uri}: {describe_error(error_of(reply))}")
+            continue
+        read[uri] = _contents(reply)
+        if not read[uri] or read[uri][0][0] != uri:
+            moved.append(f"{uri} came back as {read[uri][0][0] if read[uri] else 'no contents'}")
+    tried = min(len(resources), MAX_CANONICAL)
+    if refused:
+        report.add("uri.canonical", "WARN", CANONICAL, era, f"{len(refused)} of {tried} listed resources refused: "
+                   f"{refused[0]}", "resources")
+    elif moved:
+        report.add("uri.canonical", "WARN", CANONICAL, era, f"{len(moved)} of {tried}: {moved[0]}", "resources")
+    else:
+        report.add("uri.canonical", "PASS", CANONICAL, era,
+                   f"{tried} listed resource{'s' * (tried != 1)} read back under their own URI", "resources")
+    return read
+
+
+async def _odd(wire, read: dict[str, list], era: str, report) -> None:
+    tally: dict[str, dict[str, list[str]]] = {}
+    for uri in list(read)[:MAX_SPELLED]:
+        for name, spelled in spellings(uri).items():
+            reply = await wire.request("resources/read", {"uri": spelled})
+            error = error_of(reply)
+            if error is not None:
+                group = f"refused ({error.get('code')})"
+            else:
+                same = [(c[1], c[2]) for c in _contents(reply)] == [(c[1], c[2]) for c in read[uri]]
+                group = "served as canonical" if same else "served other contents"
+            tally.setdefault(name, {}).setdefault(group, []).append(spelled)
+    for name, groups in tally.items():
+        summary = "; ".join(f"{len(uris)} {group}" for group, uris in sorted(groups.items()))
+        verdict = ("WARN" if "served other contents" in groups else
+                   "INFO" if "served as canonical" in groups else "PASS")
+        report.add(f"uri.{name}", verdict, SPELLING, era, summary, "resources")
+
+
+async def _missing(wire, scheme_of: str, era: str, report) -> None:
+    scheme = scheme_of.partition(":")[0] or "file"
+    uri = f"{scheme}://{MISSING_PATH}"
+    reply = await wire.request("resources/read", {"uri": uri})
+    error = error_of(reply)
+    if error is None:
+        report.add("uri.missing", "INFO", NOT_FOUND, era, f"{uri} was served (a template may match it)", "resources")
+        return
+    answer = not_found(error)
+    if answer.recognisable:
+        report.add("uri.missing", "PASS", NOT_FOUND, era, f"not found: code {answer.code} ({answer.kind})", "resources")
+    else:
+        report.add("uri.missing", "WARN", NOT_FOUND, era, f"code {answer.code} ({answer.kind}): not recognisable "
+                   f"as not-found without reading the message: {describe_error(error)}", "resources")
+
+
+async def _templates(wire, templates: list[dict], era: str, report) -> None:
+    for item in templates[:MAX_TEMPLATES]:
+        template = item.get("uriTemplate") or ""
+        names = re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", template)
+        if not names or re.search(r"\{[^A-Za-z_]", template):
+            report.add("uri.template", "INFO", SPELLING, era, "not probed: not a simple {name} template", template)
+            continue
+        uri = expand(template, **{n: "course-audit" for n in names})
+        reply = await wire.request("resources/read", {"uri": uri})
+        error = error_of(reply)
+        said = (f"served {len(_contents(reply))} content item(s)" if error is None else
+                f"code {error.get('code')} ({not_found(error).kind})")
+        report.add("uri.template", "INFO", SPELLING, era, f"{uri}: {said}", template[:40])
+
+
+async def run(ctx: Context, era: str, report) -> None:
+    listings = ctx.lists.get(era, {})
+    resources = listings.get("resources")
+    templates = listings.get("templates")
+    if resources is None or not resources.complete:
+        return
+    try:
+        async with probe(ctx, era) as wire:
+            read = await _canonical(wire, resources.items, era, report)
+            await _odd(wire, read, era, report)
+            if templates is not None and templates.complete:
+                await _templates(wire, templates.items, era, report)
+            sample = (resources.items[0].get("uri") if resources.items else
+                      (templates.items[0].get("uriTemplate") if templates and templates.items else "file:"))
+            await _missing(wire, sample or "file:", era, report)
+    except ProbeFailed as exc:
+        report.add("uri.probe", "FAIL", "MUST (spec: resources)", era, f"{exc.check}: {exc.message}", "resources")

@@ -1,0 +1,126 @@
+"""What every probe shares: the command under audit, one strict session per probe, its budget.
+
+A probe is one server process: ``async with probe(target, era, ctx) as wire`` starts it with the
+strict line client (``LineClient``: the course's one lifecycle, ``started_server``, underneath),
+with real-server rules (stderr is information, non-JSON stdout lines are recorded, not fatal:
+the launch probe judges those once). Whatever the session saw that every probe judges the same
+way — envelope faults, messages the server sent on its own, forced stops, leftovers — is kept in
+``ctx`` for the envelope and exit lines.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Sequence
+
+import anyio
+
+from course_lib.errors import CourseError
+from course_lib.line_client import LineClient, WireError
+from course_lib.protocol import LEGACY, MODERN_VERSION
+
+# Checks of the strict client that judge a reply's envelope (the others judge the process).
+ENVELOPE_CHECKS = ("stdout_noise", "response_object", "jsonrpc_version", "id_type", "id_match",
+                   "result_xor_error")
+NOT_SUPPORTED_CODES = (-32600, -32601, -32602, -32022)  # what an era's first request gets from a server without it
+
+
+@dataclass
+class Target:
+    """The command under audit, as the probes start it."""
+
+    argv: list[str]
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+
+    @property
+    def course_server(self) -> bool:
+        """``python -m course_lib.servers ...`` on this interpreter: the fork server may start it."""
+        argv = self.argv
+        if len(argv) < 3 or argv[1:3] != ["-m", "course_lib.servers"]:
+            return False
+        found = shutil.which(argv[0]) or argv[0]
+        return os.path.realpath(found) == os.path.realpath(sys.executable)
+
+
+@dataclass
+class Context:
+    """What the probes of one audit share."""
+
+    target: Target
+    budget: float  # seconds per probe
+    request_timeout: float
+    exit_grace: float = 0.5  # a probe that is not the exit probe does not wait long for the exit
+    processes: int = 0
+    replies: int = 0
+    envelope_faults: list[tuple[str, str, str]] = field(default_factory=list)  # (era, check, message)
+    received: list[tuple[str, dict]] = field(default_factory=list)  # (era, notification or request)
+    forced: int = 0
+    leftovers: list[int] = field(default_factory=list)
+    exit_budget: float = 5.0  # how long the exit probe waits for the server to exit by itself
+    noise: list[bytes] = field(default_factory=list)  # non-JSON stdout lines, from every probe
+    oversized: list[int] = field(default_factory=list)  # frame budgets that a line passed
+    eras_seen: dict = field(default_factory=dict)  # era -> the protocol version it answered with
+    lists: dict = field(default_factory=dict)  # era -> {kind: walk.Listing}, from the list probe
+    capabilities: dict = field(default_factory=dict)  # era -> the server's capabilities
+
+
+class ProbeFailed(Exception):
+    """A probe ended early; ``check`` and ``message`` say why (its line says so)."""
+
+    def __init__(self, check: str, message: str):
+        super().__init__(message)
+        self.check, self.message = check, message
+
+
+@asynccontextmanager
+async def probe(ctx: Context, era: str, *, exit_grace: float | None = None) -> AsyncIterator[LineClient]:
+    """One strict session in ``era`` (the legacy handshake already done); a fault becomes ``ProbeFailed``."""
+    wire = LineClient(ctx.target.argv, era=era, env=ctx.target.env, cwd=ctx.target.cwd, fast=ctx.target.course_server,
+                      stderr="info", noise="skip", reply_timeout=ctx.request_timeout,
+                      exit_grace=ctx.exit_grace if exit_grace is None else exit_grace)
+    try:
+        with anyio.move_on_after(ctx.budget) as scope:
+            try:
+                await wire.__aenter__()
+                try:
+                    yield wire
+                finally:
+                    await wire.close(check=False)  # the exit is the exit probe's to judge
+            except WireError as exc:
+                if exc.check == "frame_size":
+                    ctx.oversized.append(wire.max_line)
+                if exc.check in ENVELOPE_CHECKS:
+                    ctx.envelope_faults.append((era, exc.check, exc.message))
+                raise ProbeFailed(exc.check, exc.message) from None
+            except CourseError as exc:
+                raise ProbeFailed(exc.reason, str(exc)) from None
+        if scope.cancelled_caught:
+            raise ProbeFailed("budget", f"the probe found no verdict within its {ctx.budget:g} s budget")
+    finally:
+        ctx.processes += wire.started
+        ctx.replies += wire.replies_checked
+        ctx.received.extend((era, message) for message in wire.received)
+        ctx.noise.extend(wire.noise_lines)
+        if wire.exit is not None and wire.exit.forced:
+            ctx.forced += 1
+        ctx.leftovers.extend(wire.swept)
+
+
+def error_of(reply: dict) -> dict | None:
+    """The ``error`` object of a reply, or None for a result."""
+    error = reply.get("error")
+    return error if isinstance(error, dict) else ({"code": None, "message": repr(error)} if error is not None else None)
+
+
+def describe_error(error: dict) -> str:
+    message = str(error.get("message", "")).replace("\n", " ")
+    message = " ".join(message.split())
+    return f"{error.get('code')} {message[:60]}{'…' if len(message) > 60 else ''}"
+
+
+def era_label(era: str) -> str:
+    return "legacy" if era == LEGACY else MODERN_VERSION

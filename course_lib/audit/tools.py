@@ -1,0 +1,72 @@
+"""Tools and methods: what a server answers to calls that must not run anything.
+
+The audit never calls a tool with valid input (a real tool may act). It sends: an unknown tool
+name; non-object ``arguments`` (to a listed tool only when its schema requires a property, so
+that even a server that coerced the arguments would refuse them; else to the unknown name);
+``{}`` to a listed tool whose schema requires a property (invalid input, which the spec wants
+answered by an ``isError`` result); and an unknown method, which must get ``-32601``.
+"""
+from __future__ import annotations
+
+from course_lib.audit.session import Context, ProbeFailed, describe_error, error_of, probe
+from course_lib.protocol import INVALID_PARAMS, METHOD_NOT_FOUND
+
+UNKNOWN_TOOL = "course-audit-no-such-tool"
+UNKNOWN_METHOD = "course-audit/no-such-method"
+MAX_INVALID = 3
+PROTOCOL = "SHOULD (spec: tools, protocol errors)"
+VALIDATE = "MUST (spec: tools, servers validate tool inputs)"
+INPUT_ERROR = "SHOULD (spec: tools, input errors are tool results)"
+METHOD = "MUST (JSON-RPC 2.0: method not found)"
+
+
+def requires_input(tool: dict) -> bool:
+    """Whether ``{}`` is invalid input for this tool by its own schema (a required property)."""
+    schema = tool.get("inputSchema")
+    return isinstance(schema, dict) and isinstance(schema.get("required"), list) and bool(schema["required"])
+
+
+def _answer(reply: dict) -> tuple[str, str]:
+    """``(kind, text)``: kind is ``-32602`` / ``error`` / ``isError`` / ``result``."""
+    error = error_of(reply)
+    if error is not None:
+        return ("-32602" if error.get("code") == INVALID_PARAMS else "error"), f"error {describe_error(error)}"
+    result = reply.get("result") or {}
+    return ("isError" if result.get("isError") is True else "result"), \
+        "an isError result" if result.get("isError") is True else "a result (the call ran)"
+
+
+async def _protocol_error(wire, check: str, params: dict, era: str, subject: str, report) -> None:
+    kind, said = _answer(await wire.request("tools/call", params))
+    verdict = {"-32602": "PASS", "error": "WARN", "isError": "WARN", "result": "FAIL"}[kind]
+    report.add(check, verdict, VALIDATE if kind == "result" else PROTOCOL, era, said, subject)
+
+
+async def run(ctx: Context, era: str, report) -> None:
+    listing = ctx.lists.get(era, {}).get("tools")
+    tools = listing.items if listing is not None and listing.complete else []
+    try:
+        async with probe(ctx, era) as wire:
+            reply = await wire.request(UNKNOWN_METHOD, {})
+            error = error_of(reply)
+            code = None if error is None else error.get("code")
+            report.add("method.unknown", "PASS" if code == METHOD_NOT_FOUND else "FAIL", METHOD, era,
+                       f"{UNKNOWN_METHOD}: " + ("a result" if error is None else describe_error(error)))
+            if listing is None:
+                return
+            await _protocol_error(wire, "tool.unknown", {"name": UNKNOWN_TOOL, "arguments": {}}, era, UNKNOWN_TOOL,
+                                  report)
+            strict = [tool for tool in tools if requires_input(tool)]
+            name = strict[0]["name"] if strict else UNKNOWN_TOOL
+            await _protocol_error(wire, "tool.arguments", {"name": name, "arguments": "not-an-object"}, era, name,
+                                  report)
+            if not strict:
+                report.add("tool.invalid-input", "INFO", INPUT_ERROR, era,
+                           "not probed: no listed tool requires a property, so no input is safely invalid")
+            for tool in strict[:MAX_INVALID]:
+                kind, said = _answer(await wire.request("tools/call", {"name": tool["name"], "arguments": {}}))
+                verdict = {"isError": "PASS", "-32602": "WARN", "error": "WARN", "result": "FAIL"}[kind]
+                report.add("tool.invalid-input", verdict, VALIDATE if kind == "result" else INPUT_ERROR, era,
+                           f"{{}} (required {', '.join(tool['inputSchema']['required'][:3])}): {said}", tool["name"])
+    except ProbeFailed as exc:
+        report.add("tool.probe", "FAIL", "MUST (spec: tools)", era, f"{exc.check}: {exc.message}")
