@@ -374,8 +374,9 @@ def guarded_table(guarded: dict, walker: dict):
     return Table(["mode", *heads], body, title=f"{GUARDED.label}: the walker's rules in TypeScript")
 
 
-def script_lines(script: str, start: str, end: str) -> str:
-    """The lines of a committed peer script from the one containing ``start`` up to ``end``."""
+def script_lines(script: str | Path, start: str, end: str) -> str:
+    """The lines of a committed peer script (a name in ``clients/``, or a path) from the one
+    containing ``start`` up to the next one containing ``end``."""
     lines = (CLIENTS_DIR / script).read_text().splitlines()
     first = next(i for i, line in enumerate(lines) if start in line)
     last = next(i for i, line in enumerate(lines) if i > first and end in line)

@@ -67,3 +67,40 @@ def _run(answer: dict, frames: list[dict], kind: str) -> peers_lab.Run:
 def cell(run: peers_lab.Run) -> str:
     """The peers' verdict, with ``+warning`` where FastMCP only logged what went wrong."""
     return peers_lab.verdict(run) + (" +warning" if run.warnings and run.error is None else "")
+
+
+# -- the three questions, across the Python clients -----------------------------------------
+
+SUMMARY = ("reads page 2?", "a cycle?", "duplicates?")
+
+
+def answers(cells: dict[str, str]) -> list[str]:
+    """What one client's cells (by column: ``normal``, ``cycle``, ``duplicate``) answer to the three
+    questions, read off the measured cells."""
+    normal, cycle, duplicate = cells["normal"], cells["cycle"], cells["duplicate"]
+    if cycle.endswith("(1)"):
+        stops = "never asks for page 2"
+    elif cycle.startswith("cut at"):
+        stops = "never stops (cut)"
+    elif cycle.startswith("refused"):
+        stops = "refuses: " + cycle.removeprefix("refused ")
+    elif "+warning" in cycle:
+        stops = "stops, warning logged"
+    else:
+        stops = "stops quietly"
+    if "alpha,alpha" in duplicate:
+        kept = "keeps both"
+    elif duplicate.startswith("refused"):
+        kept = "refuses: " + duplicate.removeprefix("refused ")
+    else:
+        kept = "never sees page 3"
+    return ["yes" if "beta" in normal else "no", stops, kept]
+
+
+def summary_table(clients: dict[str, dict[str, str]]):
+    """One row per client: who reads page 2, what it does with a cycle, whether it keeps duplicates;
+    each answer read from the client's measured cells (the tables above)."""
+    from course_lib.display import Table
+
+    return Table(["client", *SUMMARY], [[name, *answers(cells)] for name, cells in clients.items()],
+                 title="Python clients on the course's catalog: the three questions")
