@@ -40,15 +40,19 @@ def card_table(report, title: str | None = None):
 
 
 def short_card(name: str, report) -> str:
-    """A server's card in a few lines: its counts, its eras, and every WARN or FAIL line."""
+    """A server's card in a few lines: its counts and exit status, then each check that WARNs or
+    FAILs, once, with its subjects and the first detail."""
     server = real_servers.BY_NAME[name]
-    counts = ", ".join(f"{n} {v}" for v, n in report.counts().items())
-    eras = ", ".join(f"{era} {state}" for era, state in report.eras.items())
-    out = [f"{server.label}: {counts}; exit status {report.exit_code}", f"  eras: {eras}"]
+    counts = ", ".join(f"{n} {v}" for v, n in report.counts().items() if n)
+    out = [f"{server.label}: {counts}; exit status {report.exit_code}"]
+    flagged: dict[tuple[str, str], list] = {}
     for line in report.lines:
         if line.verdict in ("WARN", "FAIL"):
-            where = f"{line.check} {line.subject}".strip()
-            out.append(f"  {line.verdict} {where}: {_short(line.detail)}"[:100])
+            flagged.setdefault((line.verdict, line.check), []).append(line)
+    for (verdict, check), lines in flagged.items():
+        subjects = ",".join(dict.fromkeys(line.subject for line in lines if line.subject))
+        where = f"{check} {subjects}".strip()
+        out.append(f"  {verdict} {where}: {_short(lines[0].detail)}"[:100])
     return "\n".join(out)
 
 
