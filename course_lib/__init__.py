@@ -17,7 +17,8 @@ _HOMES = {
     "Catalog": "walker", "walk": "walker",
     "Lab": "labs", "connect": "labs",
     "CatalogError": "errors", "CheckFailed": "errors", "CourseError": "errors", "LabTimeout": "errors",
-    "LaunchError": "errors", "ProtocolViolation": "errors", "ServerCrashed": "errors", "unwrap": "errors",
+    "EraNotSupported": "errors", "LaunchError": "errors", "ProtocolViolation": "errors", "ServerCrashed": "errors",
+    "unwrap": "errors",
 }
 __all__ = sorted(_HOMES)
 

@@ -345,6 +345,9 @@ class EraRefused(EraNotSupported, MCPError):
         Exception.__init__(self, message)
         self.details, self.error = details, error
 
+    def __str__(self) -> str:  # MCPError's would be the bare answer
+        return self.args[0]
+
 
 def _translate(exc: BaseException, lab: Lab, request_timeout: float, lab_timeout: float) -> BaseException:
     """Map what escaped the SDK's task groups to one typed, one-line error."""

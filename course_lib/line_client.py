@@ -275,24 +275,38 @@ class LineClient:
                         f"{self.reply_timeout:g} s", request_id=request_id)
 
     async def _read_line(self, request_id: int, method: str) -> bytes:
-        try:
-            line = await self._stdout.receive_until(b"\n", self.max_line)
-        except (anyio.EndOfStream, anyio.IncompleteRead):
+        line, problem = None, "closed"  # no line: the server exited, and a helper may hold stdout open
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._exit_watch, group.cancel_scope)
+            try:
+                line = await self._stdout.receive_until(b"\n", self.max_line)
+            except (anyio.EndOfStream, anyio.IncompleteRead):
+                pass
+            except anyio.DelimiterNotFound:
+                problem = "too large"
+            group.cancel_scope.cancel()
+        if line is None and problem == "closed":
             raise WireError("reply_timeout", f"the server closed stdout before replying to request "
-                            f"{request_id} ({method})", request_id=request_id) from None
-        except anyio.DelimiterNotFound:
+                            f"{request_id} ({method})", request_id=request_id)
+        if line is None:
             raise WireError("frame_size", f"a line from the server passed {self.max_line} bytes while "
                             f"waiting for the reply to request {request_id} ({method})",
-                            request_id=request_id, limit=self.max_line) from None
+                            request_id=request_id, limit=self.max_line)
         self.largest_line = max(self.largest_line, len(line))
         return line
+
+    async def _exit_watch(self, scope: anyio.CancelScope) -> None:
+        while self._process.returncode is None:
+            await anyio.sleep(0.05)
+        await anyio.sleep(0.2)  # what it wrote before exiting is still read
+        scope.cancel()
 
     async def _server_message(self, line: bytes) -> bool:
         """Record what the server sent on its own (and answer its requests); True if it was that."""
         try:
             message = json.loads(line)
         except ValueError:
-            if self.noise == "skip":
+            if self.noise == "skip" and not line.lstrip().startswith((b"{", b"[")):  # a broken frame is judged
                 self.noise_lines.append(line)
                 return True
             return False  # the checker names it: stdout_noise

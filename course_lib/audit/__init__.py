@@ -19,6 +19,8 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
+import anyio
+
 from course_lib.audit import cursors, eras, launch, lists, resources, tools
 from course_lib.audit.report import Line, Report
 from course_lib.audit.session import Context, Target
@@ -26,7 +28,19 @@ from course_lib.protocol import AUTO, LEGACY, MODERN_VERSION
 
 ERA_CHOICES = (LEGACY, MODERN_VERSION, AUTO, "all")
 BUDGET = 30.0  # seconds per probe
+PARALLEL = 3  # probes (server processes) at a time: a 2-core machine, servers that start in a second
 ENVELOPE = "MUST (JSON-RPC 2.0: response objects)"
+# Every check the audit has, in card order; those that can FAIL (each a MUST); those that report one
+# fact by design (always INFO, or a line that exists only when its probe failed).
+ALL_CHECKS = ("stdout.before-input", "launch.answer", "stderr", "exit.eof", "era.handshake", "era.envelope",
+              "era.auto", "list.walk", "cursor.replay", "cursor.forged", "cursor.tampered", "cursor.non-string",
+              "cursor.empty", "cursor.foreign", "cursor.unpaged", "uri.canonical", "uri.spelling", "uri.template",
+              "uri.missing", "method.unknown", "tool.unknown", "tool.arguments", "tool.invalid-input", "probe.ended",
+              "stdout.noise", "stdout.frames", "envelope.strict", "envelope.received", "exit.leftovers")
+CAN_FAIL = ("stdout.before-input", "launch.answer", "era.handshake", "era.envelope", "era.auto", "list.walk",
+            "method.unknown", "tool.unknown", "tool.arguments", "tool.invalid-input", "probe.ended", "stdout.noise",
+            "envelope.strict", "exit.leftovers")
+REPORT_ONLY = ("stderr", "cursor.unpaged", "uri.template", "envelope.received", "launch.answer", "probe.ended")
 RECEIVED = "MAY (spec: notifications and server requests at any time)"
 
 
@@ -47,9 +61,11 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
     ctx = Context(Target(argv, dict(env) if env else None, str(cwd) if cwd else None), budget,
                   request_timeout or min(budget, 10.0), exit_budget=exit_budget)
     report = Report(argv, era)
-    await launch.run(ctx, report)
-    legacy_ok = await eras.legacy(ctx, report) if era in (LEGACY, AUTO, "all") else None
-    modern_ok = await eras.modern(ctx, report) if era in (MODERN_VERSION, AUTO, "all") else False
+    want_legacy, want_modern = era in (LEGACY, AUTO, "all"), era in (MODERN_VERSION, AUTO, "all")
+    found = await _together(report, [(launch.run, (ctx,)), *([(eras.legacy, (ctx,))] if want_legacy else []),
+                                     *([(eras.modern, (ctx,))] if want_modern else [])])
+    legacy_ok = found[1] if want_legacy else None
+    modern_ok = found[-1] if want_modern else False
     report.eras = {LEGACY: _support(legacy_ok), MODERN_VERSION: _support(modern_ok if era != LEGACY else None)}
     if era == LEGACY:
         run = [LEGACY] if legacy_ok else []
@@ -60,15 +76,39 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
         report.eras[AUTO] = "none" if landed is None else landed
         run = [landed] if era == AUTO and landed else [e for e, ok in ((LEGACY, legacy_ok), (MODERN_VERSION, modern_ok))
                                                        if ok]
-    for current in run:
-        await lists.run(ctx, current, report)
-        await cursors.run(ctx, current, report)
-        await resources.run(ctx, current, report)
-        await tools.run(ctx, current, report)
+    # The list probes first (the others start from what they listed), then the rest; each era's lines
+    # stay together and in this order however the probes interleave.
+    phases = [[(lists.run, (ctx, e)) for e in run],
+              [(probe.run, (ctx, e)) for e in run for probe in (cursors, resources, tools)]]
+    buffers = {e: Report(argv, era) for e in run}
+    for phase in phases:
+        await _together(None, phase, buffers)
+    for e in run:
+        report.lines.extend(buffers[e].lines)
     _summary(ctx, report)
     report.processes, report.leftovers = ctx.processes, list(ctx.leftovers)
     report.elapsed = time.monotonic() - started
     return report
+
+
+async def _together(report: Report | None, jobs: list, buffers: dict | None = None) -> list:
+    """Run ``jobs`` (``(function, args)``) side by side, at most ``PARALLEL`` processes at a time;
+    their lines go to ``report`` (or to the era's buffer) in the order of ``jobs``; returns their results."""
+    outputs = [Report([], "all") for _ in jobs]
+    results: list = [None] * len(jobs)
+    limiter = anyio.CapacityLimiter(PARALLEL)
+
+    async def one(i: int, function, args) -> None:
+        async with limiter:
+            results[i] = await function(*args, outputs[i])
+
+    async with anyio.create_task_group() as group:
+        for i, (function, args) in enumerate(jobs):
+            group.start_soon(one, i, function, args)
+    for (function, args), out in zip(jobs, outputs):
+        target = report if report is not None else buffers[args[1]]
+        target.lines.extend(out.lines)
+    return results
 
 
 def _support(ok: bool | None) -> str:
@@ -95,4 +135,4 @@ def _summary(ctx: Context, report: Report) -> None:
                + (f" ({ctx.forced} stopped by force)" if ctx.forced else ""))
 
 
-__all__ = ["ERA_CHOICES", "Line", "Report", "audit"]
+__all__ = ["ALL_CHECKS", "CAN_FAIL", "ERA_CHOICES", "REPORT_ONLY", "Line", "Report", "audit"]

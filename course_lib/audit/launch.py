@@ -32,6 +32,10 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                    "clientInfo": {"name": "course-audit", "version": "1.0"}}}
 
 
+class _NotServing(Exception):
+    """A course server that exited (or never said it serves) before any input."""
+
+
 def classify(line: bytes) -> str:
     """``message`` (a JSON object, as a frame is), ``noise`` (anything else) or ``oversized``."""
     if len(line) > MAX_FRAME:
@@ -78,11 +82,10 @@ async def run(ctx: Context, report) -> None:
         ctx.processes += 1
         lines = _Lines(process.stdout)
         with anyio.move_on_after(ctx.budget):
-            if target.course_server:
-                await wait_ready(process, ctx.budget, on_exit=lambda p: RuntimeError("exited"),
-                                 on_timeout=lambda t: RuntimeError("not ready"))
-            early = await lines.read(QUIET if target.course_server else COLD_QUIET)
             try:
+                if target.course_server:  # an exit before it is ready: no answer, judged below
+                    await wait_ready(process, ctx.budget, on_exit=_NotServing, on_timeout=_NotServing)
+                early = await lines.read(QUIET if target.course_server else COLD_QUIET)
                 await process.stdin.send((json.dumps(INIT) + "\n").encode())
                 deadline = time.monotonic() + ctx.request_timeout
                 while not answered and not lines.closed and time.monotonic() < deadline:
@@ -96,7 +99,7 @@ async def run(ctx: Context, report) -> None:
                     for line in await lines.read(0.2):
                         seen[classify(line)].append(line)
                 await process.stdin.aclose()
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError, _NotServing):
                 pass
         started = time.monotonic()
         exited = await process.wait_exit(ctx.exit_budget)
@@ -125,17 +128,15 @@ async def run(ctx: Context, report) -> None:
     logged = [ln for ln in text.splitlines() if ln.strip()]
     report.add("stderr", "INFO", STDERR, LEGACY, f"{len(logged)} line{'s' * (len(logged) != 1)}"
                + (f"; first: {logged[0].strip()[:60]}" if logged else ""))
+    trailing = f"; {len(tail)} bytes on stdout after it" if tail.strip() else ""
     if forced:
         report.add("exit.eof", "WARN", EXIT, LEGACY, f"forced stop: still running {ctx.exit_budget:g} s after stdin "
-                   f"EOF; SIGTERM to its group (exit code {code})")
-    elif code != 0:
-        report.add("exit.eof", "WARN", EXIT, LEGACY, f"exited with code {code} after stdin EOF")
+                   f"EOF; SIGTERM to its group (exit code {code}){trailing}")
+    elif code != 0 or trailing:
+        report.add("exit.eof", "WARN", EXIT, LEGACY, f"exited with code {code} after stdin EOF{trailing}")
     else:
-        report.add("exit.eof", "PASS", EXIT, LEGACY, f"exited 0 by itself {took:.1f} s after stdin EOF")
-    if tail.strip():
-        report.add("exit.trailing", "WARN", EXIT, LEGACY, f"{len(tail)} bytes on stdout after stdin EOF")
-    else:
-        report.add("exit.trailing", "PASS", EXIT, LEGACY, "nothing on stdout after stdin EOF")
+        report.add("exit.eof", "PASS", EXIT, LEGACY, f"exited 0 by itself {took:.1f} s after stdin EOF, "
+                   "nothing more on stdout")
 
 
 def _before_input(report, early: list[bytes]) -> None:

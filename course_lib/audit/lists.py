@@ -46,11 +46,12 @@ def _misspelled(result: dict) -> str | None:
     return None
 
 
-async def walk_list(wire, kind: str) -> tuple[Listing, str, str]:
-    """Walk one list on ``wire``: ``(listing, verdict, detail)``."""
+async def walk_list(wire, kind: str, listing: Listing | None = None) -> tuple[Listing, str, str]:
+    """Walk one list on ``wire`` into ``listing`` (what it holds is kept if the walk ends early):
+    ``(listing, verdict, detail)``."""
     model, attr = RESULTS[kind]
     rules = CursorRules(kind, max_pages=MAX_PAGES, max_items=MAX_ITEMS)
-    listing = Listing(kind)
+    listing = Listing(kind) if listing is None else listing
     while True:
         try:
             params = rules.request_params()
@@ -111,8 +112,8 @@ async def run(ctx: Context, era: str, report) -> None:
     try:
         async with probe(ctx, era) as wire:
             for current in kinds:
-                listing, verdict, detail = await walk_list(wire, current)
-                listings[current] = listing
+                listings[current] = Listing(current)
+                _, verdict, detail = await walk_list(wire, current, listings[current])
                 report.add("list.walk", verdict, RULE, era, detail, current)
     except ProbeFailed as exc:
         report.add("list.walk", "FAIL", RULE, era, f"{exc.check}: {exc.message}", current)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from course_lib.audit.session import Context, ProbeFailed, describe_error, error_of, probe
+from course_lib.audit.session import PROBE_ENDED, Context, ProbeFailed, describe_error, error_of, probe
 from course_lib.uris import expand, not_found
 
 MAX_CANONICAL = 200  # resources read under their own URI
@@ -92,7 +92,7 @@ async def _odd(wire, read: dict[str, list], era: str, report) -> None:
         summary = "; ".join(f"{len(uris)} {group}" for group, uris in sorted(groups.items()))
         verdict = ("WARN" if "served other contents" in groups else
                    "INFO" if "served as canonical" in groups else "PASS")
-        report.add(f"uri.{name}", verdict, SPELLING, era, summary, "resources")
+        report.add("uri.spelling", verdict, SPELLING, era, summary, name)
 
 
 async def _missing(wire, scheme_of: str, era: str, report) -> None:
@@ -142,4 +142,4 @@ async def run(ctx: Context, era: str, report) -> None:
                       (templates.items[0].get("uriTemplate") if templates and templates.items else "file:"))
             await _missing(wire, sample or "file:", era, report)
     except ProbeFailed as exc:
-        report.add("uri.probe", "FAIL", "MUST (spec: resources)", era, f"{exc.check}: {exc.message}", "resources")
+        report.add("probe.ended", "FAIL", PROBE_ENDED, era, f"{exc.check}: {exc.message}", "uris")

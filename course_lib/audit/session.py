@@ -25,6 +25,7 @@ from course_lib.protocol import LEGACY, MODERN_VERSION
 # Checks of the strict client that judge a reply's envelope (the others judge the process).
 ENVELOPE_CHECKS = ("stdout_noise", "response_object", "jsonrpc_version", "id_type", "id_match",
                    "result_xor_error")
+PROBE_ENDED = "MUST (spec: lifecycle, a server answers until its stdin closes)"
 NOT_SUPPORTED_CODES = (-32600, -32601, -32602, -32022)  # what an era's first request gets from a server without it
 
 

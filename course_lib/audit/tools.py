@@ -8,7 +8,7 @@ answered by an ``isError`` result); and an unknown method, which must get ``-326
 """
 from __future__ import annotations
 
-from course_lib.audit.session import Context, ProbeFailed, describe_error, error_of, probe
+from course_lib.audit.session import PROBE_ENDED, Context, ProbeFailed, describe_error, error_of, probe
 from course_lib.protocol import INVALID_PARAMS, METHOD_NOT_FOUND
 
 UNKNOWN_TOOL = "course-audit-no-such-tool"
@@ -69,4 +69,4 @@ async def run(ctx: Context, era: str, report) -> None:
                 report.add("tool.invalid-input", verdict, VALIDATE if kind == "result" else INPUT_ERROR, era,
                            f"{{}} (required {', '.join(tool['inputSchema']['required'][:3])}): {said}", tool["name"])
     except ProbeFailed as exc:
-        report.add("tool.probe", "FAIL", "MUST (spec: tools)", era, f"{exc.check}: {exc.message}")
+        report.add("probe.ended", "FAIL", PROBE_ENDED, era, f"{exc.check}: {exc.message}", "tools")

@@ -27,7 +27,10 @@ away from stdout), served by a small raw newline-JSON-RPC loop written without t
 * ``bad-tool``       -- page 3 holds a tool entry without its required ``inputSchema``;
 * ``snake-cursor``   -- page 1 sends ``next_cursor`` (snake_case) instead of ``nextCursor``;
 * ``spawn-and-exit`` -- asked for page 2, starts a helper that keeps the stdout pipe open and
-  exits (the SDK's loop keeps the real stdout to itself, so a helper could not inherit it).
+  exits (the SDK's loop keeps the real stdout to itself, so a helper could not inherit it);
+* ``banner``         -- writes a start-up banner to stdout before it reads any input;
+* ``lax``            -- answers an unknown method, and a call to a tool it does not list, with a
+  result instead of an error.
 
 In every mode each tool it lists answers ``tools/call`` with one line naming itself: the
 misbehaviour is in the listing and the process, never in the tools.
@@ -54,7 +57,7 @@ HELPERS = {"grandchild": {"new_session": True, "ignore_term": False},
            "group-helper": {"new_session": False, "ignore_term": False},
            "helper-ignores-term": {"new_session": False, "ignore_term": True}}
 SDK_MODES = ("crash", "hang", *HELPERS, "ignore-term", "print", "slow-start")
-RAW_MODES = ("noise", "bad-frame", "huge-page", "bad-tool", "snake-cursor", "spawn-and-exit")
+RAW_MODES = ("noise", "bad-frame", "huge-page", "bad-tool", "snake-cursor", "spawn-and-exit", "banner", "lax")
 MODES = SDK_MODES + RAW_MODES
 PAGES = (("alpha",), (), ("beta", "gamma"))
 NAMES = frozenset(name for page in PAGES for name in page)
@@ -181,6 +184,8 @@ def serve_raw(mode: str) -> int:
     ready = lab_file("ready")
     if ready is not None:
         ready.touch()  # what _base.serve() tells connect(): about to serve
+    if mode == "banner":
+        _write("hostile: ready")  # before any input: no client expects a line here
     first = True
     for line in sys.stdin:
         if first and mode == "noise":
@@ -210,10 +215,12 @@ def serve_raw(mode: str) -> int:
             reply = raw_result(mode, index)
             if isinstance(reply, dict) and modern:
                 reply.update(MODERN_FIELDS)  # a 2026-07-28 result must carry these
-        elif method == "tools/call" and params.get("name") in listed:
-            reply = answer(params["name"])
+        elif method == "tools/call" and (params.get("name") in listed or mode == "lax"):
+            reply = answer(str(params.get("name")))
             if modern:
                 reply["resultType"] = "complete"
+        elif mode == "lax":
+            reply = {"resultType": "complete"} if modern else {}
         else:
             error = ({"code": INVALID_PARAMS, "message": unknown_tool(params.get("name"))} if method == "tools/call"
                      else {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"})

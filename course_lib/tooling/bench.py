@@ -7,7 +7,9 @@
 2. close: leaving a lab block with a well-behaved server, until the process is reaped;
 3. walk: ``course_lib.walk`` against a bare loop of SDK ``list_tools`` calls on the catalog
    server's ``large`` mode (10,000 tools on 1,000 pages), interleaved in one lab;
-4. suite: wall time of ``pytest -n 2`` over tests/ and notebooks/ (skip with ``--no-suite``).
+4. audit: ``course_lib.audit`` on the same ``large`` mode against a bare walk of it (each from its
+   server's start), and a whole audit of the pinned ``server-everything``;
+5. suite: wall time of ``pytest -n 2`` over tests/ and notebooks/ (skip with ``--no-suite``).
 
 Numbers go to stdout only; nothing here is asserted by the tests. The machine's load average
 is printed with every figure, because a shared machine makes every timing noisy.
@@ -26,12 +28,13 @@ import anyio
 import mcp_types as types
 
 from course_lib._runtime import fastlaunch as forkserver
+from course_lib._runtime.process import course_server_argv
 from course_lib.walker import walk
 from course_lib.labs import connect
 from course_lib.paths import ROOT
 
 
-PARTS = ("launch", "walk", "suite")
+PARTS = ("launch", "walk", "audit", "suite")
 
 
 def load() -> str:
@@ -126,6 +129,48 @@ async def bench_walk(rounds: int) -> None:
           f"of medians {statistics.median(walker) / statistics.median(bare):.3f}   ({load()})")
 
 
+async def bench_audit(rounds: int) -> None:
+    """The audit's time on ``catalog --mode large`` against a bare walk of the same server (each from
+    the start of its server process to its last answer), then a whole audit of ``server-everything``."""
+    from course_lib.audit import audit
+    from course_lib.chapters.peers_lab import everything_argv
+
+    print(f"== audit: catalog --mode large (10,000 tools / 1,000 pages), {rounds} pairs, order alternating")
+    argv = course_server_argv("catalog", "large")
+    audits, bares, ratios = [], [], []
+
+    async def timed_audit(era: str) -> float:
+        start = time.perf_counter()
+        report = await audit(argv, era=era)
+        assert report.exit_code == 0 and report.leftovers == [], report.table()
+        return time.perf_counter() - start
+
+    async def timed_bare() -> float:
+        start = time.perf_counter()
+        async with connect("catalog", mode="large", lab_timeout=3600) as lab:
+            assert await bare_walk(lab.session) == 10_000
+        return time.perf_counter() - start
+
+    for i in range(rounds):
+        if i % 2:
+            b, a = await timed_bare(), await timed_audit("legacy")
+        else:
+            a, b = await timed_audit("legacy"), await timed_bare()
+        audits.append(a)
+        bares.append(b)
+        ratios.append(a / b)
+    print(f"   audit (legacy era)  median {fmt(statistics.median(audits))}")
+    print(f"   bare walk           median {fmt(statistics.median(bares))}   (connect + a next_cursor loop)")
+    print(f"   ratio audit/walk: median of pairs {statistics.median(ratios):.2f}   ({load()})")
+    print(f"   audit (both eras)   {fmt(await timed_audit('all'))}   ({load()})")
+    start = time.perf_counter()
+    report = await audit(everything_argv())
+    took = time.perf_counter() - start
+    counts = ", ".join(f"{n} {v}" for v, n in report.counts().items())
+    print(f"== audit: server-everything (both eras asked): {fmt(took)}, {report.processes} processes, "
+          f"{len(report.leftovers)} left over, {counts}   ({load()})")
+
+
 def bench_suite(cold: bool) -> None:
     label = "COURSE_FAST_LAUNCH=0 (every server cold)" if cold else "fast launch"
     print(f"== suite: pytest -n 2 over tests/ and notebooks/, {label}   (before: {load()})")
@@ -159,6 +204,8 @@ async def main(args: argparse.Namespace) -> None:
         await bench_launch(args.runs)
     if "walk" in parts:
         await bench_walk(args.rounds)
+    if "audit" in parts:
+        await bench_audit(max(2, args.rounds // 2))
     forkserver.shutdown()
     if "suite" in parts and args.suite:
         bench_suite(cold=False)
@@ -171,7 +218,7 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=7, help="launches of each kind (default 7)")
     parser.add_argument("--rounds", type=int, default=4, help="walker/bare pairs (default 4)")
     parser.add_argument("--no-suite", dest="suite", action="store_false", help="skip the suite timing")
-    parser.add_argument("--only", choices=PARTS, help="run one part: launch (with close), walk or suite")
+    parser.add_argument("--only", choices=PARTS, help="run one part: launch (with close), walk, audit or suite")
     parser.add_argument("--cold-suite", action="store_true",
                         help="also time the suite with every server started cold (proves the outputs match)")
     anyio.run(main, parser.parse_args())
