@@ -15,7 +15,7 @@ from course_lib.paths import FIXTURES
 from course_lib.protocol import AUTO, LEGACY, MODERN_VERSION
 
 CARDS_DIR = FIXTURES / "audit" / "real"
-LAUNCH = {"stdout.before-input", "launch.answer", "stderr", "exit.eof", "exit.trailing"}
+LAUNCH = {"stdout.before-input", "launch.answer", "stderr", "exit.eof"}
 _CODE = re.compile(r"\b(?:error|code) (-?\d+)")
 # A real Python server imports its framework before it answers (FastMCP: a few seconds on a busy
 # machine), so its first reply gets more time than a course server's; a passing audit is no slower.
