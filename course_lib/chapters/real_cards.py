@@ -51,14 +51,14 @@ def short_card(name: str, report) -> str:
             flagged.setdefault((line.verdict, line.check), []).append(line)
     for (verdict, check), lines in flagged.items():
         subjects = ",".join(dict.fromkeys(line.subject for line in lines if line.subject))
-        where = f"{check} {subjects}".strip()
-        out.append(f"  {verdict} {where}: {_short(lines[0].detail)}"[:100])
+        head = f"  {verdict} {f'{check} {subjects}'.strip()}: "
+        out.append(head + _short(lines[0].detail, 100 - len(head)))
     return "\n".join(out)
 
 
-def _short(detail: str) -> str:
+def _short(detail: str, room: int) -> str:
     detail = re.sub(r"\d+\.\d+ s\b", "N s", detail)  # a timing is never shown
-    return detail if len(detail) <= 70 else detail[:69] + "…"
+    return detail if len(detail) <= room else detail[:room - 1].rstrip() + "…"
 
 
 def _lines(report, check: str) -> list:
@@ -66,8 +66,11 @@ def _lines(report, check: str) -> list:
 
 
 def _code(detail: str) -> str:
-    found = _CODE.search(detail)
-    return found.group(1) if found else ""
+    found = _CODE.search(detail)  # "error -32603 ...", "code 0 (...)"
+    if found:
+        return found.group(1)
+    bare = re.search(r"-32\d{3}", detail)  # "...: -32602"
+    return bare.group(0) if bare else ""
 
 
 def _answer(line) -> str:
@@ -77,6 +80,11 @@ def _answer(line) -> str:
     if "isError" in line.detail:
         return "isError"
     return _code(line.detail) or line.verdict
+
+
+def _missing(line) -> str:
+    """A missing resource's code, and whether the error named the URI (``data.uri``)."""
+    return _code(line.detail) + (" data.uri" if "-uri)" in line.detail else "")
 
 
 def across_row(name: str, report) -> list[str]:
@@ -96,7 +104,7 @@ def across_row(name: str, report) -> list[str]:
     unknown = _lines(report, "tool.unknown")
     exit_eof = _lines(report, "exit.eof")
     return [server.name, eras, ", ".join(paged) or "no", forged_said,
-            _answer(non_string[0]) if non_string else "-", _code(missing[0].detail) if missing else "-",
+            _answer(non_string[0]) if non_string else "-", _missing(missing[0]) if missing else "-",
             _answer(unknown[0]) if unknown else "-",
             "forced" if exit_eof and "forced" in exit_eof[0].detail else "by itself"]
 
@@ -105,12 +113,13 @@ def across_table(reports: dict):
     """One row per real server: what its audit found, in words and codes."""
     from course_lib.display import Table
 
-    return Table(["server", "eras", "paginates", "forged cursor", "cursor 1", "missing URI",
-                  "unknown tool", "exit on EOF"],
+    return Table(["server", "eras", "paginates", "forged", "cursor 1", "missing URI", "unknown tool",
+                  "on EOF"],
                  [across_row(name, report) for name, report in reports.items()],
                  title="The real servers under the audit (auto)",
-                 notes=["paginates: the lists that have more than one page, and how many pages. "
-                        "cursor 1: the number 1 as a cursor, sent only to a list that paginates."])
+                 notes=["paginates: the lists that have more than one page, and how many pages. forged: a "
+                        "cursor the server never issued. cursor 1: the number 1 as a cursor, sent only to "
+                        "a list that paginates. data.uri: the error names the missing URI."])
 
 
 def expected_card(name: str) -> dict:
