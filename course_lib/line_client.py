@@ -21,7 +21,8 @@ and when the client closes its side (stdin EOF):
 Messages the server sends on its own (a notification such as ``notifications/message``, or a
 request such as ``roots/list``) are legal at any time: they are recorded in ``received``, a
 server request gets a ``-32601`` error answer (``ping`` an empty result), and the wait for the
-reply goes on. Only a line without ``method`` is taken as the reply and judged. A real
+reply goes on. Only a line without ``method`` is taken as the reply and judged
+(``server_messages="judge"``: every line is, as in a replay of a recorded session). A real
 third-party server's stderr log is legal too: ``stderr="info"`` keeps it in ``exit.stderr``
 without failing ``stderr_empty``; ``noise="skip"`` records non-JSON stdout lines in
 ``noise`` instead of failing ``stdout_noise`` (the audit reports them once, itself).
@@ -63,6 +64,7 @@ CHECKS = ("sdk_version", "reply_timeout", "stdout_noise", "response_object", "js
           "frame_size")
 STDERR_POLICIES = ("fail", "info")
 NOISE_POLICIES = ("fail", "skip")
+SERVER_MESSAGE_POLICIES = ("record", "judge")
 
 
 class WireError(CheckFailed):
@@ -154,6 +156,9 @@ class LineClient:
     cwd: str | None = None  # the server's working directory (the course root by default)
     stderr: str = "fail"  # "info": a server's stderr is kept in ``exit.stderr``, not judged
     noise: str = "fail"  # "skip": non-JSON stdout lines go to ``noise_lines`` and the wait goes on
+    # "record": a message the server sends on its own is recorded in ``received``, the wait goes on;
+    # "judge": every line is the reply (a replay of a recorded session: each line stands where a reply stood)
+    server_messages: str = "record"
     max_line: int = MAX_LINE
     received: list[dict] = field(default_factory=list)  # notifications and requests the server sent
     noise_lines: list[bytes] = field(default_factory=list)
@@ -166,6 +171,9 @@ class LineClient:
             raise ValueError(f"stderr must be one of {STDERR_POLICIES}, got {self.stderr!r}")
         if self.noise not in NOISE_POLICIES:
             raise ValueError(f"noise must be one of {NOISE_POLICIES}, got {self.noise!r}")
+        if self.server_messages not in SERVER_MESSAGE_POLICIES:
+            raise ValueError(f"server_messages must be one of {SERVER_MESSAGE_POLICIES}, "
+                             f"got {self.server_messages!r}")
         self._next_id = 0
         self._process: ServerProcess | None = None
         self._stack: AsyncExitStack | None = None
@@ -310,7 +318,7 @@ class LineClient:
                 self.noise_lines.append(line)
                 return True
             return False  # the checker names it: stdout_noise
-        if not isinstance(message, dict) or "method" not in message:
+        if not isinstance(message, dict) or "method" not in message or self.server_messages == "judge":
             return False  # a reply (or something the checker rejects)
         self.received.append(message)
         if "id" in message:  # a server request: answered, so a server that waits for it goes on

@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 
 import anyio
 import pytest
@@ -139,3 +140,13 @@ def test_bad_usage_is_a_clear_error():
     assert done.returncode == 2 and "--env takes K=V" in done.stderr
     with pytest.raises(ValueError):
         anyio.run(audit, [])
+
+
+def test_a_hang_gets_its_verdict_within_its_budget():
+    """hostile --mode hang never answers page 3: the walk's request budget ends it, nothing is left."""
+    started = time.monotonic()
+    report = anyio.run(lambda: audit(course_server_argv("hostile", "hang"), era="legacy", budget=8, request_timeout=1))
+    took = time.monotonic() - started
+    [walk] = [line for line in report.lines if line.check == "list.walk"]
+    assert (walk.verdict, walk.detail) == ("FAIL", "reply_timeout: no reply to request 4 (tools/list) within 1 s")
+    assert report.exit_code == 1 and report.leftovers == [] and took < 60

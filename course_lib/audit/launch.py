@@ -131,7 +131,8 @@ async def run(ctx: Context, report) -> None:
     trailing = f"; {len(tail)} bytes on stdout after it" if tail.strip() else ""
     if forced:
         report.add("exit.eof", "WARN", EXIT, LEGACY, f"forced stop: still running {ctx.exit_budget:g} s after stdin "
-                   f"EOF; SIGTERM to its group (exit code {code}){trailing}")
+                   f"EOF; stopped by {'SIGKILL' if process.forced == 'SIGKILL' else 'SIGTERM'} to its group "
+                   f"(exit code {code}){trailing}")
     elif code != 0 or trailing:
         report.add("exit.eof", "WARN", EXIT, LEGACY, f"exited with code {code} after stdin EOF{trailing}")
     else:

@@ -164,7 +164,7 @@ class ControlRun:
 async def _replay_one(path: Path, checker: str) -> dict:
     recorded = json.loads(path.read_text(encoding="utf-8"))
     argv = python_argv(str(STANDIN), str(path))
-    wire = LineClient(argv, era=recorded["era"], sdk=recorded["sdk"],
+    wire = LineClient(argv, era=recorded["era"], sdk=recorded["sdk"], server_messages="judge",
                       reply_timeout=recorded.get("reply_timeout", 30.0),
                       exit_grace=recorded.get("exit_grace", 10.0),
                       checker=check_reply if checker == "strict" else check_reply_with_asserts)

@@ -100,7 +100,7 @@ def guarded(checker: Callable, budget: float) -> Callable[[bytes, int], dict]:
 async def _replay(path: Path, checker: Callable, budget: float) -> dict:
     recorded = json.loads(path.read_text(encoding="utf-8"))
     wire = LineClient(python_argv(str(STANDIN), str(path)), era=recorded["era"], sdk=recorded["sdk"],
-                      reply_timeout=30.0, exit_grace=10.0, checker=guarded(checker, budget))
+                      server_messages="judge", reply_timeout=30.0, exit_grace=10.0, checker=guarded(checker, budget))
     row = {"file": path.name, "asserts_active": asserts_active()}
     try:
         async with wire:
