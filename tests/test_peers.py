@@ -149,6 +149,23 @@ def test_stored_python_sdk_table_holds_to_expected():
     assert [mode for mode, *_ in rows] == list(expected["plain loop"]) == list(expected["bare list call"])
 
 
+def test_stored_fastmcp_client_table_holds_to_expected():
+    """FastMCP's Client behind the same tap: every mode's cell, as written by hand before the run."""
+    from course_lib.chapters import real_clients
+
+    (key,) = set(EXPECTED["fastmcp client"]) - {"about"}
+    assert key == f"fastmcp@{real_clients.SERVERS_ENV.pins()['fastmcp']}"
+    expected = EXPECTED["fastmcp client"][key]
+    title = f"{real_clients.label()}: list_tools() once, behind the tap"
+    (table,) = [t for t in all_tables() if t["title"] == title]
+    header, *rows = [r for r in table["rows"] if r]
+    assert header == ["mode", "list_tools()", "first request", "course walk legacy"]
+    assert [mode for mode, *_ in rows] == list(expected)
+    wrong = [f"{mode}: expected {expected[mode]!r}, the chapter shows {cell!r}"
+             for mode, cell, *_ in rows if cell != expected[mode]]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_stored_everything_walks_hold_to_expected():
     expected = next(iter(EXPECTED["everything"].values()))
     stored = {}

@@ -160,6 +160,7 @@ class Run:
     versions: tuple[str, ...] = ()
     cut: bool = False
     timed_out: bool = False
+    warnings: tuple[str, ...] = ()  # what the client only logged (FastMCP's Client)
     frames: list = field(default_factory=list, repr=False)
 
 
@@ -181,14 +182,18 @@ def _parse(stdout: str, stderr: str, kind: str) -> tuple:
     return None, (lines[-1] if lines else "no output"), False
 
 
-async def _group_run(argv: list[str], cwd: Path, timeout: float) -> tuple[str, str, bool]:
-    """Run a peer to its exit (or its budget) as a lab process: the peer, its taps and the servers
-    behind them share its group and its lab directory, and go with it."""
+async def group_run(argv: list[str], cwd: Path, timeout: float, extra_env: dict[str, str] | None = None,
+                    stdin: bytes | None = None) -> tuple[str, str, bool]:
+    """Run a peer to its exit (or its budget) as a lab process, ``stdin`` as its input (else none):
+    the peer, its taps and the servers behind them share its group and its lab directory, and go
+    with it: (stdout, stderr, timed out)."""
     from course_lib._runtime.process import STDERR_LOG, started_server
 
-    path = {"PATH": f"{node_home() / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {"PATH": f"{node_home() / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", **(extra_env or {})}
     out, err = bytearray(), ""
-    async with started_server(argv, prefix="course-peer-run-", env=path, cwd=cwd) as process:
+    async with started_server(argv, prefix="course-peer-run-", env=env, cwd=cwd) as process:
+        if stdin:
+            await process.stdin.send(stdin)
         await process.stdin.aclose()
         with anyio.move_on_after(timeout) as budget:
             async for chunk in process.stdout:
@@ -235,7 +240,7 @@ async def run(peer: Peer, server: str = "catalog", mode: str | None = None, era:
     """Start ``peer`` on a course server behind a tap; return what it listed and what the server saw."""
     with tempfile.TemporaryDirectory(prefix="course-peer-") as tmp:
         log = Path(tmp) / "tap.jsonl"
-        out, err, timed_out = await _group_run(peer.argv(kind, era, tapped_argv(log, server, mode, fixture)),
+        out, err, timed_out = await group_run(peer.argv(kind, era, tapped_argv(log, server, mode, fixture)),
                                                CLIENTS_DIR, timeout)
         frames = tap_frames(log)
     items, error, shown = _parse(out, err, kind)
@@ -278,7 +283,7 @@ def reason(message: str) -> str:
     """A peer's error message, in a word."""
     if message.split(":", 1)[0] in WALKER_REASONS:
         return message.split(":", 1)[0]
-    if "listMaxPages" in message:
+    if "listMaxPages" in message or "auto-pagination limit" in message:
         return "page cap"
     if str(INVALID_PARAMS) in message or "ursor" in message:
         return str(INVALID_PARAMS)
@@ -371,8 +376,9 @@ def guarded_table(guarded: dict, walker: dict):
     return Table(["mode", *heads], body, title=f"{GUARDED.label}: the walker's rules in TypeScript")
 
 
-def script_lines(script: str, start: str, end: str) -> str:
-    """The lines of a committed peer script from the one containing ``start`` up to ``end``."""
+def script_lines(script: str | Path, start: str, end: str) -> str:
+    """The lines of a committed peer script (a name in ``clients/``, or a path) from the one
+    containing ``start`` up to the next one containing ``end``."""
     lines = (CLIENTS_DIR / script).read_text().splitlines()
     first = next(i for i, line in enumerate(lines) if start in line)
     last = next(i for i, line in enumerate(lines) if i > first and end in line)
