@@ -24,15 +24,19 @@ NEED_PYTHON = v=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2
 # in fixtures/peers/package-lock.json, with the npm of the pinned Node.js wheel: no global install.
 # And a second interpreter, .venv-sdk129, with mcp==1.29.0 (the source articles' version) pinned in
 # .ci/constraints-sdk129.txt: the chapters that compare SDK versions run a real 1.29.0 peer from it.
+# And .venv-servers, the real Python servers chapter 11 audits (and FastMCP), pinned in
+# .ci/constraints-servers.txt.
 # An unsupported Python is refused before anything is installed; a .venv or .venv-sdk129 that a
 # failed or older set-up left unusable is rebuilt; the stamp is written only when all of it worked.
-$(STAMP): pyproject.toml .ci/constraints.txt .ci/constraints-sdk129.txt fixtures/peers/package.json fixtures/peers/package-lock.json
+$(STAMP): pyproject.toml .ci/constraints.txt .ci/constraints-sdk129.txt .ci/constraints-servers.txt fixtures/peers/package.json fixtures/peers/package-lock.json
 	@rm -f $@
 	@$(BIN)/python -c '$(USABLE)' 2>/dev/null || { $(NEED_PYTHON); rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	@.venv-sdk129/bin/python -c '$(USABLE)' 2>/dev/null || rm -rf .venv-sdk129
+	@.venv-servers/bin/python -c '$(USABLE)' 2>/dev/null || rm -rf .venv-servers
 	$(BIN)/python -m pip install $(PIP_QUIET) -c .ci/constraints.txt -e '.[test]'
 	$(BIN)/python -m course_lib.chapters.peers_lab install
 	$(BIN)/python -m course_lib.sdk129 install
+	$(BIN)/python -m course_lib.chapters.servers_env install
 	@touch $@
 
 ## lab: set up and open the student copy of the course (student/, no solutions) in JupyterLab;
@@ -124,4 +128,4 @@ lock:
 
 ## clean: remove what the tooling builds (never student/: it holds the students' work)
 clean:
-	rm -rf $(VENV) .venv-sdk129 .pytest_cache slides bench-results screenshots
+	rm -rf $(VENV) .venv-sdk129 .venv-servers .pytest_cache slides bench-results screenshots
