@@ -19,6 +19,8 @@ ALLOWED = {
     "chapters/peers_lab.py": "npm ci and node --version (set-up): subprocess.run only",
     "chapters/negative_controls.py": "a probe in a copy of the course, like regen: subprocess.run only",
     "sdk129.py": "building .venv-sdk129 (set-up): subprocess.run only",
+    "chapters/servers_env.py": "building .venv-servers (set-up) and reading its versions: subprocess.run only",
+    "chapters/real_servers.py": "git making the lab's throwaway repository: subprocess.run only",
     "tooling/bench.py": "tooling", "tooling/regen.py": "tooling", "tooling/browser_check.py": "tooling",
     "tooling/lab_server.py": "tooling (JupyterLab for the browser check)",
     "tooling/slides_check.py": "tooling (Chromium, through Playwright)",
