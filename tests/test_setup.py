@@ -15,6 +15,7 @@ import pytest
 from course_lib.paths import ROOT
 
 SETUP_FILES = ("Makefile", "pyproject.toml", ".ci/constraints.txt", ".ci/constraints-sdk129.txt",
+               ".ci/constraints-servers.txt",
                "fixtures/peers/package.json", "fixtures/peers/package-lock.json")
 STAMP = ".venv/.installed"
 
