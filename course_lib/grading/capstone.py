@@ -262,4 +262,4 @@ async def grade_capstone(student: Callable, battery: str = "capstone", *, only: 
             return replace(verdict, scenario=replace(verdict.scenario, hint=spec["crash_hint"]))
         return verdict
 
-    return publish(Scorecard(title, await each_scenario(run, scenarios), battery=battery))
+    return publish(Scorecard(title, await each_scenario(run, scenarios, title), battery=battery))
