@@ -38,3 +38,23 @@ def test_nothing_said_without_course_work_or_for_other_errors():
     assert interrupts.summary([]) is None
     assert stopped_by(ValueError("no"), ("lab", "catalog")) == []
     assert interrupts._active.get() == ()  # every block left as it was entered
+
+
+def test_an_interrupted_check_is_named_by_its_card_title():
+    """The stop button cancels the cell's task while a check's scenarios run."""
+    from course_lib.grading.runner import each_scenario
+
+    async def waits(s):
+        await asyncio.sleep(60)
+
+    async def cell():
+        task = asyncio.ensure_future(each_scenario(waits, ["only"], "Exercise 1 · refuse a repeated cursor"))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        await task
+
+    interrupts._stopped.clear()
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(cell())
+    assert interrupts.summary(list(interrupts._stopped)) == (
+        "Interrupted: check `Exercise 1 · refuse a repeated cursor` stopped; its server processes are gone.")

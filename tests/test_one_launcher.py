@@ -24,8 +24,6 @@ ALLOWED = {
     "tooling/bench.py": "tooling", "tooling/regen.py": "tooling", "tooling/browser_check.py": "tooling",
     "tooling/lab_server.py": "tooling (JupyterLab for the browser check)",
     "tooling/slides_check.py": "tooling (Chromium, through Playwright)",
-    # Not yet on started_server: the grading engine's own client.
-    "grading/envelope_checker.py": "pending",
 }
 
 

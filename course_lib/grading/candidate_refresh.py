@@ -273,5 +273,5 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
         hint = hints.get(key, s.hint)
         return Verdict(replace(s, hint=hint), False, text, failure, seen)
 
-    return publish(Scorecard(f"{title} (each stopped after {budget:g} s)", await each_scenario(run, scenarios),
+    return publish(Scorecard(f"{title} (each stopped after {budget:g} s)", await each_scenario(run, scenarios, title),
                              battery=battery))

@@ -16,6 +16,7 @@ from mcp import MCPError
 from course_lib.bundles import short
 from course_lib.display import Table, error_line
 from course_lib.errors import CatalogError, CheckFailed, CourseError
+from course_lib.protocol import BOTH_ERAS
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario, describe_expectation, load_battery, rows_of, select
 from course_lib.grading.budget import call_student, observe
@@ -231,7 +232,7 @@ RUNS = {"refresh": _run_refresh, "read": _run_read, "bundle": _run_bundle}
 def describe_capstone(battery: str = "capstone") -> Table:
     """What the capstone's check runs: each scenario, the method it calls, the expected outcome, the budget."""
     title, scenarios, spec = load_battery(battery)
-    eras = sorted({s.era for s in scenarios}, key=["legacy", "2026-07-28"].index)
+    eras = sorted({s.era for s in scenarios}, key=list(BOTH_ERAS).index)
     rows = [[row["task"], row["name"], describe_expectation(row["expect"])] for row in spec["scenarios"]]
     return Table(["method", "scenario", "expected"], rows,
                  f"{len(rows)} scenarios in the {' and '.join(eras)} eras; each call is stopped after "
@@ -262,4 +263,4 @@ async def grade_capstone(student: Callable, battery: str = "capstone", *, only: 
             return replace(verdict, scenario=replace(verdict.scenario, hint=spec["crash_hint"]))
         return verdict
 
-    return publish(Scorecard(title, await each_scenario(run, scenarios), battery=battery))
+    return publish(Scorecard(title, await each_scenario(run, scenarios, title), battery=battery))

@@ -14,6 +14,7 @@ from typing import Any, Awaitable, Callable
 
 import psutil
 
+from course_lib._runtime import interrupts
 from course_lib.errors import CourseError
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario
@@ -76,20 +77,24 @@ async def run_battery(title: str, scenarios: list[Scenario], budget: float,
                 if prepare is not None:
                     await prepare(s, lab)
                 before = len(lab.wire.requests())
-                # (an interrupt here is reported by course_lib._runtime.interrupts: one line, labs closed)
                 outcome = await observe(lambda: call(s, lab), budget)
         except CourseError as exc:  # the lab itself failed: say so rather than blame the student
             return lab_verdict(s, o.lab_failed(exc))
         return judge(s, outcome.with_wire(lab.wire.requests()[before:], wire=lab.wire))
 
     before = lab_servers()
-    verdicts = await each_scenario(run, scenarios)
+    verdicts = await each_scenario(run, scenarios, title)
     card = Scorecard(title, verdicts, budget if show_budget else None, battery)
     card.left_running = stop_leftovers(before)
     return publish(card)
 
 
-async def each_scenario(run: Callable[[Scenario], Awaitable[Verdict]], scenarios: list[Scenario]) -> list[Verdict]:
-    """``run`` on every scenario, side by side (a few labs at once), the verdicts in battery order."""
-    verdicts = await gather({i: partial(run, s) for i, s in enumerate(scenarios)})
+async def each_scenario(run: Callable[[Scenario], Awaitable[Verdict]], scenarios: list[Scenario],
+                        name: str = "exercise") -> list[Verdict]:
+    """``run`` on every scenario, side by side (a few labs at once), the verdicts in battery order.
+
+    An interrupt (the stop button) while they run says in one line that the check ``name`` was
+    stopped and its servers are gone (``course_lib._runtime.interrupts``), not a traceback."""
+    with interrupts.running("check", name):
+        verdicts = await gather({i: partial(run, s) for i, s in enumerate(scenarios)})
     return list(verdicts.values())
