@@ -18,6 +18,9 @@ KINDS = {
 }
 WIRE_METHODS = {"tools": "tools/list", "resources": "resources/list",
                 "templates": "resources/templates/list", "prompts": "prompts/list"}
+# The same lists as JSON on the wire (camelCase): the result's list key and each item's identity key.
+WIRE_LISTS = {"tools": ("tools", "name"), "resources": ("resources", "uri"),
+              "templates": ("resourceTemplates", "uriTemplate"), "prompts": ("prompts", "name")}
 
 
 def _validation_summary(exc: pydantic.ValidationError) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from course_lib.audit.session import PROBE_ENDED, Context, ProbeFailed, describe_error, error_of, probe
 from course_lib.protocol import INVALID_PARAMS, LEGACY
-from course_lib.walker import KINDS, WIRE_METHODS
+from course_lib.walker import KINDS, WIRE_LISTS, WIRE_METHODS
 
 FORGED = "course-audit-forged-cursor"
 RULE = "SHOULD (spec: pagination, invalid cursors)"
@@ -19,8 +19,7 @@ STABLE = "SHOULD (spec: pagination, stable cursors)"
 
 
 def _identities(kind: str, result: dict) -> list:
-    key = {"tools": "name", "resources": "uri", "templates": "uriTemplate", "prompts": "name"}[kind]
-    wire_key = "resourceTemplates" if kind == "templates" else kind
+    wire_key, key = WIRE_LISTS[kind]
     return [item.get(key) for item in result.get(wire_key) or [] if isinstance(item, dict)]
 
 

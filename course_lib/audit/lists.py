@@ -15,7 +15,7 @@ import pydantic
 from course_lib.audit.session import Context, ProbeFailed, describe_error, error_of, probe
 from course_lib.errors import CatalogError
 from course_lib.protocol import METHOD_NOT_FOUND
-from course_lib.walker import WIRE_METHODS, CursorRules
+from course_lib.walker import WIRE_LISTS, WIRE_METHODS, CursorRules
 
 RESULTS = {"tools": (types.ListToolsResult, "tools"), "resources": (types.ListResourcesResult, "resources"),
            "templates": (types.ListResourceTemplatesResult, "resource_templates"),
@@ -80,7 +80,7 @@ async def walk_list(wire, kind: str, listing: Listing | None = None) -> tuple[Li
                 return listing, "FAIL", (f"cursor_repeated: page {exc.details['page']} sent cursor "
                                          f"{exc.details['cursor']!r} again; the walk stopped")
             return listing, "FAIL", f"{exc.reason}: {exc}"
-        listing.items.extend(result.get(_wire_key(kind)) or [])
+        listing.items.extend(result.get(WIRE_LISTS[kind][0]) or [])
         if cursor is None:
             key = _misspelled(result)
             if key is not None:
@@ -90,10 +90,6 @@ async def walk_list(wire, kind: str, listing: Listing | None = None) -> tuple[Li
             pages = len(rules.sizes)
             return listing, "PASS", f"{len(rules.items)} {kind} in {pages} page{'s' * (pages != 1)}"
         listing.cursors.append(cursor)
-
-
-def _wire_key(kind: str) -> str:
-    return "resourceTemplates" if kind == "templates" else kind
 
 
 def advertised(capabilities: dict) -> list[str]:
