@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import html
 import json
-import textwrap
 from dataclasses import asdict, dataclass, field
 
+from course_lib.display import wrap_cell
 from course_lib.paths import fixture
 
 VERDICTS = ("PASS", "WARN", "FAIL", "INFO")
@@ -88,7 +88,7 @@ class Report:
         for line in self.lines:
             cells = (line.check, line.verdict, line.era, line.subject)
             first = " ".join(_cut(text, size).ljust(size) for text, (_, size) in zip(cells, _COLUMNS))
-            wrapped = textwrap.wrap(line.detail, rest - 1) or [""]
+            wrapped = wrap_cell(line.detail, rest - 1)  # a cursor with a "-" stays whole
             rows.append(f"{first} {wrapped[0]}")
             pad = " " * (width - rest + 1)
             rows.extend(pad + more for more in wrapped[1:3])
