@@ -22,7 +22,8 @@ before the budget is spent fails as "not run").
    that JupyterLab shows "Error displaying widget: model not found" (the troubleshooting
    page's entry, reproduced);
 6. shuts every kernel down through the REST API, stops JupyterLab, and fails if a kernel or a
-   lab server process is left.
+   lab server process is left, or if JupyterLab logged a warning or an error (what a student's
+   terminal would show during ``make lab``).
 
 A selection of chapters without widgets passes on its own merits (each widget chapter must show
 its widget, so nothing is required of the others).
@@ -386,8 +387,10 @@ def run(notebooks: list[Path], *, timeout: float = 300.0, parallel: int = 2, sho
         while surviving_servers(run_tag) and time.monotonic() < deadline:
             time.sleep(0.2)
         left += [f"lab server pid {pid} still running: {cmd}" for pid, cmd in surviving_servers(run_tag)]
+        logged = lab.log_problems()
         shutil.rmtree(workdir, ignore_errors=True)
-    return {"results": results, "probe": probe_text, "left": left, "seconds": time.monotonic() - started}
+    return {"results": results, "probe": probe_text, "left": left, "logged": logged,
+            "seconds": time.monotonic() - started}
 
 
 def report_lines(report: dict) -> list[str]:
@@ -406,6 +409,7 @@ def report_lines(report: dict) -> list[str]:
     if report["probe"] is not None:
         lines.append(f"stale widget probe shows: {report['probe']!r}")
     lines += [f"LEFT BEHIND: {item}" for item in report["left"]]
+    lines += [f"JUPYTERLAB LOGGED: {line}" for line in report.get("logged", [])]
     lines.append(f"total {report['seconds']:.0f} s, {sum(len(r.errors) for r in report['results'])} error outputs")
     return lines
 
@@ -414,7 +418,7 @@ def passed(report: dict) -> bool:
     results = report["results"]
     # A chapter that shows a widget fails on its own when none rendered (Result.ok), so a
     # selection of chapters without widgets passes on its own merits.
-    return (all(r.ok for r in results) and not report["left"]
+    return (all(r.ok for r in results) and not report["left"] and not report.get("logged")
             and (report["probe"] is None or MISSING_MODEL in report["probe"]))
 
 

@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from course_lib.paths import ROOT
+from course_lib.tooling.lab import server_options, trust
 
 # No news toasts; every cell kept in the page (the check reads and clicks cells by index).
 # Comms over kernel subshells stay at JupyterLab's default (one subshell per comm target), as a
@@ -49,7 +50,9 @@ class JupyterLab:
         argv = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
                 f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={root_dir}",
                 f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={workdir / 'workspaces'}",
-                "--LabApp.expose_app_in_browser=True"]  # the check waits on the application's own signals
+                "--LabApp.expose_app_in_browser=True",  # the check waits on the application's own signals
+                *server_options()]
+        trust(root_dir, workdir / "data")  # as make lab does: no "is not trusted" warning
         if os.geteuid() == 0:
             argv.append("--allow-root")
         self.log = open(workdir / "jupyterlab.log", "wb")
@@ -82,6 +85,14 @@ class JupyterLab:
             self.api("DELETE", f"/api/sessions/{session['id']}")
         for kernel in self.api("GET", "/api/kernels"):
             self.api("DELETE", f"/api/kernels/{kernel['id']}")
+
+    def log_problems(self) -> list[str]:
+        """The warnings and errors JupyterLab logged (``[W …]``, ``[E …]``): a student's terminal
+        shows the same lines, so the check fails on any."""
+        if not self.log.closed:
+            self.log.flush()
+        text = (self.workdir / "jupyterlab.log").read_text(errors="replace")
+        return [line.strip() for line in text.splitlines() if line.startswith(("[W ", "[E "))]
 
     def stop(self) -> list[str]:
         """Stop every kernel and the server; return what was left behind (should be nothing)."""
