@@ -18,7 +18,8 @@ from course_lib.paths import NOTEBOOKS
 from course_lib.tooling.regen import cell_text as text_of
 from course_lib.tooling.student_copy import tags
 
-# chapter: (the student's function, the grader its check cell calls)
+# chapter: (the student's function, the grader its check cell calls), or a list of such pairs when
+# a chapter has more than one exercise (each in the order task, starter, check, solution)
 EXERCISES = {
     "01_pagination": ("my_walk", "grade_walker"),
     "02_cursor_failures": ("my_restarting_walk", "grade_walker"),
@@ -26,18 +27,30 @@ EXERCISES = {
     "05_schema_cache_sdk_2_3": ("my_retrying_candidate", "grade_candidate"),
     "06_resources_and_uris": ("my_is_allowed", "grade_allowlist"),
     "07_envelope_client": ("my_check_reply", "grade_envelope"),
-    "08_snapshot_bundles": ("my_acquire", "grade_bundles"),
+    "08_snapshot_bundles": [("my_acquire", "grade_bundles"), ("my_read", "grade_snapshot_server")],
     "10_stateless_cache": ("my_refresh", "grade_cache_refresh"),
     "12_capstone": ("MyClient", "grade_capstone"),
 }
+
+
+PAIRS = [(stem, *pair) for stem, entry in EXERCISES.items()
+         for pair in (entry if isinstance(entry, list) else [entry])]
+IDS = [f"{stem}:{name}" for stem, name, _ in PAIRS]
 
 
 def load(stem):
     return nbformat.read(NOTEBOOKS / f"{stem}.ipynb", as_version=4)
 
 
-def the_cell(nb, tag):
-    (index,) = [i for i, c in enumerate(nb.cells) if tag in tags(c) and c.cell_type == "code"]
+def the_cell(nb, tag, name=None):
+    """The code cell tagged ``tag``; in a chapter of several exercises, the one of ``name``."""
+    found = [i for i, c in enumerate(nb.cells) if tag in tags(c) and c.cell_type == "code"]
+    if name is not None and len(found) > 1:
+        mine = {"exercise": lambda source: name in top_level_names(source),
+                "check": lambda source: re.search(rf"\(\s*{name}\b", source),
+                "solution": lambda source: f"reference_{name}" in source}[tag]
+        found = [i for i in found if mine(nb.cells[i].source)]
+    (index,) = found
     return index, nb.cells[index]
 
 
@@ -59,14 +72,13 @@ def words(text: str) -> str:
     return " ".join(text.split())
 
 
-@pytest.mark.parametrize("stem", EXERCISES)
-def test_the_exercise_follows_the_convention(stem):
-    name, grader = EXERCISES[stem]
+@pytest.mark.parametrize("stem, name, grader", PAIRS, ids=IDS)
+def test_the_exercise_follows_the_convention(stem, name, grader):
     reference = f"reference_{name}"
     nb = load(stem)
-    ex, starter = the_cell(nb, "exercise")
-    chk, check = the_cell(nb, "check")
-    sol, solution = the_cell(nb, "solution")
+    ex, starter = the_cell(nb, "exercise", name)
+    chk, check = the_cell(nb, "check", name)
+    sol, solution = the_cell(nb, "solution", name)
     task = max(i for i in range(ex) if nb.cells[i].source.startswith("## Exercise"))
     assert task < ex < chk < sol, "task, starter, check, solution"
     assert all(nb.cells[i].cell_type == "markdown" or "Time budget" in nb.cells[i].source
@@ -102,9 +114,9 @@ def test_the_exercise_follows_the_convention(stem):
     assert "well done" in text_of(solution)
 
 
-@pytest.mark.parametrize("stem", EXERCISES)
-def test_the_checks_stored_card_is_the_starters_zero(stem):
-    _, check = the_cell(load(stem), "check")
+@pytest.mark.parametrize("stem, name, grader", PAIRS, ids=IDS)
+def test_the_checks_stored_card_is_the_starters_zero(stem, name, grader):
+    _, check = the_cell(load(stem), "check", name)
     assert re.search(r"\b0/\d+ scenarios pass$", words(text_of(check)))
 
 
@@ -229,14 +241,14 @@ KNOWN_COPIES = {"07_envelope_client": "check_explicit, a visible cell, passes my
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("stem", [pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=KNOWN_COPIES[s]))
-                                  if s in KNOWN_COPIES else s for s in EXERCISES])
-async def test_no_function_a_visible_cell_defines_passes_the_exercise(stem):
-    name, _ = EXERCISES[stem]
+@pytest.mark.parametrize("stem, name", [
+    pytest.param(s, n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_COPIES[s])) if s in KNOWN_COPIES
+    else (s, n) for s, n, _ in PAIRS], ids=IDS)
+async def test_no_function_a_visible_cell_defines_passes_the_exercise(stem, name):
     nb = load(stem)
     starter_space: dict = {"__name__": "__main__"}
-    _, check = the_cell(nb, "check")
-    _, starter = the_cell(nb, "exercise")
+    _, check = the_cell(nb, "check", name)
+    _, starter = the_cell(nb, "exercise", name)
     namespace, candidates = chapter_functions(stem)
     starter_space.update(namespace)
     _run_definitions(starter.source, f"<{stem} starter>", starter_space)

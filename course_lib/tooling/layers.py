@@ -74,6 +74,9 @@ INPROCESS: dict[str, frozenset[str] | None] = {
         "test_tamper_changes_the_last_letter_or_digit",
         "test_the_server_file_holds_the_function_and_what_it_uses",
     }),
+    "tests/test_grading_snapshot_server.py": frozenset({
+        "test_the_server_file_holds_the_function_and_what_it_uses",
+    }),
     "tests/test_grading_refresher.py": frozenset({
         "test_capstone_unknown_scenario_is_a_clear_error", "test_unknown_scenario_is_a_clear_error",
     }),
