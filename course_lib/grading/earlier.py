@@ -16,6 +16,7 @@ from typing import Any
 
 import nbformat
 
+from course_lib.display import Table
 from course_lib.grading.battery import read_spec
 from course_lib.grading.unavailable import without
 from course_lib.paths import NOTEBOOKS
@@ -24,6 +25,7 @@ from course_lib.tooling.student_copy import SOLUTION, tags
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _KEPT = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, *_DEFINITIONS)
 _SKIPPED_TAGS = {"check", "answers"}
+EXERCISE = "exercise"
 
 
 def notebook_of(chapter: str) -> Path:
@@ -49,6 +51,10 @@ def _define(source: str, filename: str, namespace: dict) -> None:
             continue
 
 
+def _exercise(path: Path) -> str:
+    return next(c.source for c in nbformat.read(path, as_version=4).cells if EXERCISE in tags(c))
+
+
 def load(chapter: str, name: str, unavailable: tuple[str, ...] = ()) -> Any:
     """``name`` as the cells of ``chapter`` define it (the solution cells only for ``reference_...``)."""
     path = notebook_of(chapter)
@@ -61,9 +67,19 @@ def load(chapter: str, name: str, unavailable: tuple[str, ...] = ()) -> Any:
         _define(cell.source, f"<{path.name} cell {n}>", namespace)
     if name not in namespace:
         raise NameError(f"{path.name} defines no {name}: run and save that chapter's exercise cell first", name=name)
-    return without(namespace[name], unavailable)
+    function = without(namespace[name], unavailable)
+    function.chapter, function.source_notebook = chapter, path
+    function.starter = not reference and _exercise(path) == _exercise(NOTEBOOKS / path.name)
+    return function
 
 
 def yours(chapter: str, name: str, battery: str = "capstone") -> Any:
     """The student's ``name`` from ``chapter``, as the capstone runs it (``battery``'s unavailable names)."""
     return load(chapter, name, tuple(read_spec(battery).get("unavailable", ())))
+
+
+def loaded(*functions: Any) -> Table:
+    """Where each function came from, and whether it is still that chapter's starter."""
+    rows = [[f.chapter, f.__name__, "still the starter: write it there first" if f.starter else "yours"]
+            for f in functions]
+    return Table(["chapter", "function", "in your copy"], rows)
