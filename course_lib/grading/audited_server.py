@@ -28,7 +28,9 @@ from course_lib.grading.scorecard import Verdict
 
 PROCESS_CHECKS = ("stdout.before-input", "launch.answer", "launch.late", "exit.eof")
 EXPECTED = "no MUST fails on the audit's card"
-EXIT_BUDGET = 15.0  # seconds for the exit after stdin EOF: a shared machine is slow (a SHOULD either way)
+# A classroom machine is shared: each reply (the first one waits for the interpreter to start) gets
+# 30 s, each probe 60 s, the exit after stdin EOF 15 s (the command line's defaults: 10, 30 and 5 s).
+REQUEST_TIMEOUT, PROBE_BUDGET, EXIT_BUDGET = 30.0, 60.0, 15.0
 ERRORS = {"NotImplementedError": NotImplementedError, "NameError": NameError}
 
 
@@ -43,9 +45,12 @@ def function_of(spec: dict, s: Scenario) -> str:
     return next(e["function"] for e in spec["servers"] if e["name"] == s.name)
 
 
-def _given(entry: dict, functions: Sequence[Callable]) -> Callable | None:
+def _given(spec: dict, entry: dict, functions: Sequence[Callable]) -> Callable | None:
+    """The function given for ``entry``: by its name (or ``reference_`` name), else by its place."""
     wanted = (entry["function"], f"reference_{entry['function']}")
-    return next((f for f in functions if getattr(f, "__name__", None) in wanted), None)
+    named = next((f for f in functions if getattr(f, "__name__", None) in wanted), None)
+    place = spec["servers"].index(entry)
+    return named or (functions[place] if place < len(functions) else None)
 
 
 async def audit_servers(spec: dict, functions: Sequence[Callable], names: set[str]) -> dict[str, Any]:
@@ -53,7 +58,7 @@ async def audit_servers(spec: dict, functions: Sequence[Callable], names: set[st
     found: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="course-capstone-") as folder:
         for n, entry in enumerate(e for e in spec.get("servers", ()) if e["name"] in names):
-            function = _given(entry, functions)
+            function = _given(spec, entry, functions)
             if function is None:
                 found[entry["function"]] = o.crashed(NameError(f"no {entry['function']} was given to the check: "
                                                            f"pass it after your client", name=entry["function"]))
@@ -67,6 +72,7 @@ async def audit_servers(spec: dict, functions: Sequence[Callable], names: set[st
             config.write_text(json.dumps(entry["config"]), encoding="utf-8")
             found[entry["function"]] = await audit(child_argv("-m", entry["harness"], str(module), function.__name__,
                                                           str(config)), era="all",
+                                         budget=PROBE_BUDGET, request_timeout=REQUEST_TIMEOUT,
                                          exit_budget=EXIT_BUDGET)
     return found
 
@@ -101,8 +107,9 @@ def card_lines(spec: dict, audits: dict[str, Any]) -> list[str]:
     for entry in spec.get("servers", ()):
         report = audits.get(entry["function"])
         if isinstance(report, Report):
-            out.append(f"Your {entry['function']} (chapter {entry['chapter'][:2]}) under the audit: "
-                       f"{len(report.failed)} MUST line(s) fail; its card: card.audits[{entry['function']!r}]")
+            failing = f"{len(report.failed)} MUST line(s) fail" if report.failed else "no MUST line fails"
+            out.append(f"Your {entry['function']} (chapter {entry['chapter'][:2]}) under the audit: {failing}; "
+                       f"its whole card: .audits[{entry['function']!r}] of this scorecard")
             for line in report.failed:
                 head = f"  FAIL {line.check}{f'[{line.subject}]' if line.subject else ''} ({line.era}): "
                 out += textwrap.wrap(head + line.detail, WIDTH, subsequent_indent=" " * 7, break_on_hyphens=False)
