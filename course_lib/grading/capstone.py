@@ -34,10 +34,6 @@ from course_lib.paths import fixture
 from course_lib.walker import walk
 
 
-def _fixture(relative: str):
-    return fixture(*relative.split("/"))
-
-
 # -- the client: one client against the rules of the chapters it composes --------------------------
 
 SHARED_TARGET = "capstone-modern-catalog"  # one server's name in a response cache two clients share
@@ -47,7 +43,7 @@ URI_CHECK = "uri_allowlist"
 def _lab_options(part: dict, era: str, budget: float, shared_cache: Any = None) -> dict:
     options: dict[str, Any] = dict(mode=part.get("mode"), era=era, lab_timeout=budget + 60, request_timeout=30)
     if "fixture" in part:
-        options["fixture"] = _fixture(part["fixture"])
+        options["fixture"] = fixture(*part["fixture"].split("/"))
     if part.get("shared_cache"):
         options["cache"] = shared_cache
     return options
