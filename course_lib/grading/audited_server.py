@@ -108,8 +108,8 @@ def card_lines(spec: dict, audits: dict[str, Any]) -> list[str]:
         report = audits.get(entry["function"])
         if isinstance(report, Report):
             failing = f"{len(report.failed)} MUST line(s) fail" if report.failed else "no MUST line fails"
-            out.append(f"Your {entry['function']} (chapter {entry['chapter'][:2]}) under the audit: {failing}; "
-                       f"its whole card: .audits[{entry['function']!r}] of this scorecard")
+            out += textwrap.wrap(f"Audit of your {entry['function']} (chapter {entry['chapter'][:2]}): {failing}; "
+                                 f"the card: .audits[{entry['function']!r}]", WIDTH, subsequent_indent="  ")
             for line in report.failed:
                 head = f"  FAIL {line.check}{f'[{line.subject}]' if line.subject else ''} ({line.era}): "
                 out += textwrap.wrap(head + line.detail, WIDTH, subsequent_indent=" " * 7, break_on_hyphens=False)
