@@ -449,3 +449,22 @@ async def test_the_course_copy_gives_the_starters_and_the_reference_solutions():
     assert starter.starter and not yours("01_pagination", "reference_my_walk").starter
     with pytest.raises(NameError, match="defines no my_nothing"):
         yours("01_pagination", "my_nothing")
+
+
+async def refresh_wrong_reason(self, open_candidate):
+    from course_lib.errors import CatalogError
+
+    async with open_candidate() as fresh:
+        await listed(fresh)
+    raise CatalogError("cursor_repeated", "not what happened")
+
+
+@pytest.mark.parametrize("refresh, failing, kind", [
+    (refresh_truthy_cursor, COMBINED, o.WRONG_RESULT),
+    (refresh_latest_wins, POISONED, o.MISSING_REFUSAL),
+    (refresh_wrong_reason, COMBINED, o.WRONG_REFUSAL),
+    (refresh_untyped, POISONED, o.CRASH),
+])
+async def test_capstone_names_the_failure_kind_of_a_wrong_client(refresh, failing, kind):
+    card = await grade_capstone(variant(SessionClient, refresh=refresh), only=[failing], eras=["legacy"])
+    assert card.verdict_of(failing).failure_class == kind, card.text()
