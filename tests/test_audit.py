@@ -158,9 +158,9 @@ def test_a_late_first_reply_is_one_verdict_naming_its_budget():
     timeouts), the exit status is 1, the audit ends within its budget and no server process is left."""
     import psutil
 
-    delay = "3.217"  # also marks this test's server processes
+    delay, budget = "3.217", 20  # the delay also marks this test's server processes
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "course_lib.audit", "--json", "--budget", "8",
+    done = subprocess.run([sys.executable, "-m", "course_lib.audit", "--json", "--budget", str(budget),
                            "--request-timeout", "1.5", "--", *course_server_argv("hostile", "slow-reply", None,
                                                                                  ["--delay", delay])],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
@@ -169,12 +169,12 @@ def test_a_late_first_reply_is_one_verdict_naming_its_budget():
     validate(data)
     lines = {key(line): line for line in data["lines"]}
     assert done.returncode == data["exit_code"] == 1
-    assert [k for k, line in lines.items() if line["verdict"] == "FAIL"] == ["launch.late@legacy"]
+    assert [k for k, line in lines.items() if line["verdict"] == "FAIL"] == ["launch.late@legacy"], done.stdout
     assert "past the 1.5 s request budget" in lines["launch.late@legacy"]["detail"]
     for k in ("era.handshake@legacy", "era.envelope@2026-07-28"):
         assert (lines[k]["verdict"], lines[k]["detail"].split(":")[0]) == ("INFO", "not checked"), lines[k]
     assert "not probed" in lines["era.auto@auto"]["detail"]
     assert not any(k.startswith(("list.", "cursor.", "tool.", "method.")) for k in lines)
-    assert data["leftovers"] == [] and took < 3 * 8, took
+    assert data["leftovers"] == [] and took < 2 * budget, took
     left = [p.pid for p in psutil.process_iter(["cmdline"]) if delay in (p.info["cmdline"] or [])]
     assert left == [], left

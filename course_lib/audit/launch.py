@@ -158,7 +158,7 @@ def not_checked(ctx: Context, report) -> None:
         return
     why = f"not checked: the first reply came after the {ctx.request_timeout:g} s request budget (launch.late)"
     for i, line in enumerate(report.lines):
-        if line.check in ("era.handshake", "era.envelope") and line.detail.startswith("reply_timeout:"):
+        if line.check in ("era.handshake", "era.envelope") and line.detail.startswith(("reply_timeout:", "budget:")):
             report.lines[i] = replace(line, verdict="INFO", rule=LATE, detail=why)
 
 
