@@ -33,14 +33,15 @@ PARALLEL = 3  # probes (server processes) at a time: a 2-core machine, servers t
 ENVELOPE = "MUST (JSON-RPC 2.0: response objects)"
 # Every check the audit has, in card order; those that can FAIL (each a MUST); those that report one
 # fact by design (always INFO, or a line that exists only when its probe failed).
-ALL_CHECKS = ("stdout.before-input", "launch.answer", "launch.late", "stderr", "exit.eof", "era.handshake", "era.envelope",
-              "era.auto", "list.walk", "cursor.replay", "cursor.forged", "cursor.tampered", "cursor.non-string",
-              "cursor.empty", "cursor.foreign", "cursor.unpaged", "uri.canonical", "uri.spelling", "uri.template",
-              "uri.missing", "method.unknown", "tool.unknown", "tool.arguments", "tool.invalid-input", "probe.ended",
-              "stdout.noise", "stdout.frames", "envelope.strict", "envelope.received", "exit.leftovers")
-CAN_FAIL = ("stdout.before-input", "launch.answer", "launch.late", "era.handshake", "era.envelope", "era.auto", "list.walk",
-            "method.unknown", "tool.unknown", "tool.arguments", "tool.invalid-input", "probe.ended", "stdout.noise",
-            "envelope.strict", "exit.leftovers")
+ALL_CHECKS = ("stdout.before-input", "launch.answer", "launch.late", "stderr", "exit.eof", "era.handshake",
+              "era.envelope", "era.auto", "list.walk", "cursor.replay", "cursor.forged", "cursor.tampered",
+              "cursor.non-string", "cursor.empty", "cursor.foreign", "cursor.unpaged", "uri.canonical",
+              "uri.spelling", "uri.template", "uri.missing", "method.unknown", "tool.unknown", "tool.arguments",
+              "tool.invalid-input", "probe.ended", "stdout.noise", "stdout.frames", "envelope.strict",
+              "envelope.received", "exit.leftovers")
+CAN_FAIL = ("stdout.before-input", "launch.answer", "launch.late", "era.handshake", "era.envelope", "era.auto",
+            "list.walk", "method.unknown", "tool.unknown", "tool.arguments", "tool.invalid-input", "probe.ended",
+            "stdout.noise", "envelope.strict", "exit.leftovers")
 REPORT_ONLY = ("stderr", "cursor.unpaged", "uri.template", "envelope.received", "launch.answer", "launch.late",
                "probe.ended")
 RECEIVED = "MAY (spec: notifications and server requests at any time)"

@@ -1,4 +1,5 @@
-"""``python -m course_lib.audit [--env K=V]... [--cwd DIR] [--era ERA] [--json] [--budget S] [--request-timeout S] -- CMD ARGS…``
+"""``python -m course_lib.audit [--env K=V]... [--cwd DIR] [--era ERA] [--json] [--budget S]
+[--request-timeout S] -- CMD ARGS…``
 
 Prints the report card of the stdio server ``CMD ARGS…`` (``--json``: the report as JSON, valid
 against ``fixtures/audit/report.schema.json``). Exit status: 0 when no MUST fails, 1 when one
