@@ -150,3 +150,31 @@ def test_a_hang_gets_its_verdict_within_its_budget():
     [walk] = [line for line in report.lines if line.check == "list.walk"]
     assert (walk.verdict, walk.detail) == ("FAIL", "reply_timeout: no reply to request 4 (tools/list) within 1 s")
     assert report.exit_code == 1 and report.leftovers == [] and took < 60
+
+
+def test_a_late_first_reply_is_one_verdict_naming_its_budget():
+    """hostile --mode slow-reply answers its first request after --delay s: past the request budget,
+    the card has one launch.late FAIL naming that budget, the era lines say "not checked" (not a list of
+    timeouts), the exit status is 1, the audit ends within its budget and no server process is left."""
+    import psutil
+
+    delay, budget = "3.217", 20  # the delay also marks this test's server processes
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "course_lib.audit", "--json", "--budget", str(budget),
+                           "--request-timeout", "1.5", "--", *course_server_argv("hostile", "slow-reply", None,
+                                                                                 ["--delay", delay])],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    took = time.monotonic() - started
+    data = json.loads(done.stdout)
+    validate(data)
+    lines = {key(line): line for line in data["lines"]}
+    assert done.returncode == data["exit_code"] == 1
+    assert [k for k, line in lines.items() if line["verdict"] == "FAIL"] == ["launch.late@legacy"], done.stdout
+    assert "past the 1.5 s request budget" in lines["launch.late@legacy"]["detail"]
+    for k in ("era.handshake@legacy", "era.envelope@2026-07-28"):
+        assert (lines[k]["verdict"], lines[k]["detail"].split(":")[0]) == ("INFO", "not checked"), lines[k]
+    assert "not probed" in lines["era.auto@auto"]["detail"]
+    assert not any(k.startswith(("list.", "cursor.", "tool.", "method.")) for k in lines)
+    assert data["leftovers"] == [] and took < 2 * budget, took
+    left = [p.pid for p in psutil.process_iter(["cmdline"]) if delay in (p.info["cmdline"] or [])]
+    assert left == [], left

@@ -1,10 +1,20 @@
-"""The capstone grader: a correct client passes, known-wrong clients fail at their scenario.
+"""The capstone grader: a correct client passes, known-wrong clients fail at their scenario; the
+student's own server under the audit: known-wrong page functions fail its row, one per failure kind;
+the student's functions of earlier chapters come from their own copy of those chapters.
 
-The reference client is graded by its notebook's check cell (nbval), not again here."""
+The reference client and server are graded by the notebook's check cell (nbval), not again here."""
+import json
+import shutil
+
+import nbformat
 import pytest
 
 from course_lib import walk
+from course_lib.grading import outcome as o
 from course_lib.grading.capstone import grade_capstone
+from course_lib.grading.earlier import loaded, yours
+from course_lib.paths import NOTEBOOKS
+from course_lib.tooling.student_copy import tags
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
@@ -83,6 +93,10 @@ UNAVAILABLE = "bundle: r2 unavailable too"
 CAPSTONE = [COMBINED, POISONED, ENDLESS, STALE, READ, EXPIRES, UNAVAILABLE]
 
 
+CHAPTER_8_READER = yours("08_snapshot_bundles", "reference_my_acquire")
+AUDIT = "audit: my_page (chapter 03)"
+
+
 class Starter:
     """The chapter's untouched starter."""
 
@@ -139,9 +153,7 @@ class SessionClient:
         return (await self.lab.client.read_resource(uri, cache_mode="bypass")).contents[0].text
 
     async def bundle(self):
-        from course_lib import bundles
-
-        return await bundles.acquire(self.lab, cache_mode="bypass")
+        return await CHAPTER_8_READER(self.lab)  # chapter 8's reference reader: bundles.acquire is unavailable
 
 
 async def listed(lab):
@@ -245,7 +257,13 @@ async def read_after_asking(self, uri):
 async def bundle_from_the_cache(self):
     from course_lib import bundles
 
-    return await bundles.acquire(self.lab, cache_mode="use")
+    first = await bundles.read_manifest(self.lab, cache_mode="use")  # a cached manifest may name r1
+    for manifest in (first, await bundles.read_manifest(self.lab, cache_mode="use")):
+        try:
+            return {"revision": manifest.revision, "texts": await bundles.read_pinned(self.lab, manifest, "use")}
+        except bundles.SnapshotUnavailable:
+            continue
+    raise bundles.BundleError("recovery", f"{first.revision} unavailable twice")
 
 
 async def bundle_untyped(self):
@@ -253,22 +271,27 @@ async def bundle_untyped(self):
     from course_lib import bundles
 
     try:
-        return await bundles.acquire(self.lab)
+        return await CHAPTER_8_READER(self.lab)
     except bundles.BundleError as exc:
         raise MCPError(-32002, str(exc)) from None
 
 
+def starter_page(cursor, catalog):
+    raise NotImplementedError("write your page function here")
+
+
 async def test_capstone_starter_scores_zero():
-    card = await grade_capstone(Starter)
+    card = await grade_capstone(Starter, starter_page)
     assert not any(v.passed for v in card.verdicts), card.text()
-    assert card.text().endswith("0/14 scenarios pass")
-    assert len(card.text().splitlines()) <= 38  # it is the chapter's stored check output, on one slide
-    assert all(v.observed.endswith(("write refresh", "write read", "write bundle")) or "(and 12 more)" in v.observed
-               for v in card.verdicts)
+    assert card.text().endswith("0/16 scenarios pass")
+    assert len(card.text().splitlines()) <= 50  # the chapter's stored check output
+    assert all(v.observed.endswith(("write refresh", "write read", "write bundle", "write your page function here"))
+               or "(and 12 more)" in v.observed for v in card.verdicts)
+    assert {v.failure_class for v in card.verdicts} == {o.CRASH}
 
 
 async def test_capstone_passes_a_correct_client_in_another_style():
-    card = await grade_capstone(SessionClient)
+    card = await grade_capstone(SessionClient, only=CAPSTONE)
     assert card.passed, card.text()
 
 
@@ -337,3 +360,111 @@ async def test_capstone_runs_without_the_library_walker():
     card = await grade_capstone(variant(SessionClient, refresh=refresh_with_the_library), only=[COMBINED],
                                 eras=["legacy"])
     assert not card.passed and "course_lib.walker.walk is unavailable" in card.verdict_of(COMBINED).observed
+
+
+# -- the student's server, under the audit --------------------------------------------------------
+
+def page_repeating(cursor, catalog):
+    """Page 2 hands out the cursor that named it: a client that follows it loops."""
+    size = catalog.page_size
+    return (catalog.names[:size], "again") if cursor is None else (catalog.names[size:2 * size], "again")
+
+
+def page_crashing(cursor, catalog):
+    return catalog.names[:catalog.page_size], {"offset": 2}[cursor]  # KeyError on page 1
+
+
+def page_unsigned(cursor, catalog):
+    """Plain offsets, and any other cursor read as page 1: a forged cursor is a WARN (a SHOULD), not a
+    MUST that fails."""
+    start = int(cursor) if cursor and cursor.isdigit() else 0
+    end = start + catalog.page_size
+    return catalog.names[start:end], str(end) if end < len(catalog.names) else None
+
+
+NO_SOURCE = {}
+exec("def my_page(cursor, catalog):\n    return [], None\n", NO_SOURCE)  # no file: its source cannot be read
+NO_SOURCE = NO_SOURCE["my_page"]
+
+
+@pytest.mark.parametrize("page, kind, observed", [
+    (page_repeating, o.WRONG_RESULT, "list.walk[tools] FAIL: cursor_repeated: page 2 sent cursor 'again' again"),
+    (page_crashing, o.CRASH, "list.walk[tools] FAIL: page 1 refused: -32603 crashed: KeyError"),
+    (NO_SOURCE, o.CRASH, "your code crashed: SourceError"),
+])
+async def test_capstone_fails_a_wrong_server_at_its_audit_row(page, kind, observed):
+    card = await grade_capstone(SessionClient, page, only=[AUDIT], eras=["legacy"])
+    verdict = card.verdict_of(AUDIT)
+    assert not verdict.passed and verdict.failure_class == kind, card.text()
+    assert verdict.observed.startswith(observed), verdict.observed
+    assert verdict.scenario.hint, card.text()
+
+
+async def test_capstone_audit_row_fails_when_no_server_is_given():
+    card = await grade_capstone(SessionClient, only=[AUDIT], eras=["2026-07-28"])
+    verdict = card.verdict_of(AUDIT)
+    assert not verdict.passed and verdict.failure_class == o.CRASH
+    assert "no my_page was given to the check" in verdict.observed
+
+
+async def test_capstone_audit_row_passes_a_server_with_only_warnings():
+    card = await grade_capstone(SessionClient, page_unsigned, only=[AUDIT])
+    assert card.passed, card.text()
+    warned = [line for line in card.audits["my_page"].lines if line.verdict == "WARN"]
+    assert {line.check for line in warned} >= {"cursor.forged"}, card.audits["my_page"].table()
+    assert "no MUST line fails" in card.text()
+
+
+# -- the student's functions of earlier chapters --------------------------------------------------
+
+WALK_WITH_THE_LIBRARY = """async def my_walk(session, max_pages=32):
+    return (await walk(session)).names
+"""
+
+
+def copy_with_exercise(folder, chapter: str, source: str):
+    """A student's copy of ``chapter`` whose exercise cell holds ``source``."""
+    nb = nbformat.read(NOTEBOOKS / f"{chapter}.ipynb", as_version=4)
+    next(c for c in nb.cells if "exercise" in tags(c)).source = source
+    nbformat.write(nb, folder / f"{chapter}.ipynb")
+
+
+async def test_capstone_composes_the_students_own_walker_with_walk_unavailable(tmp_path, monkeypatch):
+    copy_with_exercise(tmp_path, "01_pagination", "from course_lib import walk\n\n" + WALK_WITH_THE_LIBRARY)
+    monkeypatch.chdir(tmp_path)  # the kernel of a student copy runs in its folder
+    my_walk = yours("01_pagination", "my_walk")
+    assert [row[2] for row in loaded(my_walk).rows] == ["yours"]
+
+    class Composed(SessionClient):
+        async def refresh(self, open_candidate):
+            async with open_candidate() as fresh:
+                return await my_walk(fresh.session)
+
+    card = await grade_capstone(Composed, only=[COMBINED], eras=["legacy"])
+    assert "course_lib.walker.walk is unavailable" in card.verdict_of(COMBINED).observed, card.text()
+
+
+async def test_the_course_copy_gives_the_starters_and_the_reference_solutions():
+    starter = yours("01_pagination", "my_walk")
+    assert starter.starter and not yours("01_pagination", "reference_my_walk").starter
+    with pytest.raises(NameError, match="defines no my_nothing"):
+        yours("01_pagination", "my_nothing")
+
+
+async def refresh_wrong_reason(self, open_candidate):
+    from course_lib.errors import CatalogError
+
+    async with open_candidate() as fresh:
+        await listed(fresh)
+    raise CatalogError("cursor_repeated", "not what happened")
+
+
+@pytest.mark.parametrize("refresh, failing, kind", [
+    (refresh_truthy_cursor, COMBINED, o.WRONG_RESULT),
+    (refresh_latest_wins, POISONED, o.MISSING_REFUSAL),
+    (refresh_wrong_reason, COMBINED, o.WRONG_REFUSAL),
+    (refresh_untyped, POISONED, o.CRASH),
+])
+async def test_capstone_names_the_failure_kind_of_a_wrong_client(refresh, failing, kind):
+    card = await grade_capstone(variant(SessionClient, refresh=refresh), only=[failing], eras=["legacy"])
+    assert card.verdict_of(failing).failure_class == kind, card.text()

@@ -7,7 +7,8 @@ returns a ``Report``: lines of PASS / WARN / FAIL / INFO, each naming the rule i
 exit status is non-zero when a MUST fails. The probes, in order:
 
 - ``launch``: stdout before any input, the handshake's lines, stderr (information), the exit on
-  stdin EOF (a forced stop is its own verdict);
+  stdin EOF (a forced stop is its own verdict); a first reply later than the request budget is
+  ``launch.late`` (a MUST of the course), and the era lines it cut short say "not checked";
 - ``eras``: the 2025-11-25 handshake, ``server/discover`` with the 2026-07-28 envelope, ``auto``;
 - per era: ``lists`` (every advertised list walked with the walker's rules), ``cursors`` (cursor
   hygiene), ``resources`` (URIs), ``tools`` (protocol errors, invalid input, an unknown method);
@@ -32,15 +33,17 @@ PARALLEL = 3  # probes (server processes) at a time: a 2-core machine, servers t
 ENVELOPE = "MUST (JSON-RPC 2.0: response objects)"
 # Every check the audit has, in card order; those that can FAIL (each a MUST); those that report one
 # fact by design (always INFO, or a line that exists only when its probe failed).
-ALL_CHECKS = ("stdout.before-input", "launch.answer", "stderr", "exit.eof", "era.handshake", "era.envelope",
-              "era.auto", "list.walk", "cursor.replay", "cursor.forged", "cursor.tampered", "cursor.non-string",
-              "cursor.empty", "cursor.foreign", "cursor.unpaged", "uri.canonical", "uri.spelling", "uri.template",
-              "uri.missing", "method.unknown", "tool.unknown", "tool.arguments", "tool.invalid-input", "probe.ended",
-              "stdout.noise", "stdout.frames", "envelope.strict", "envelope.received", "exit.leftovers")
-CAN_FAIL = ("stdout.before-input", "launch.answer", "era.handshake", "era.envelope", "era.auto", "list.walk",
-            "method.unknown", "tool.unknown", "tool.arguments", "tool.invalid-input", "probe.ended", "stdout.noise",
-            "envelope.strict", "exit.leftovers")
-REPORT_ONLY = ("stderr", "cursor.unpaged", "uri.template", "envelope.received", "launch.answer", "probe.ended")
+ALL_CHECKS = ("stdout.before-input", "launch.answer", "launch.late", "stderr", "exit.eof", "era.handshake",
+              "era.envelope", "era.auto", "list.walk", "cursor.replay", "cursor.forged", "cursor.tampered",
+              "cursor.non-string", "cursor.empty", "cursor.foreign", "cursor.unpaged", "uri.canonical",
+              "uri.spelling", "uri.template", "uri.missing", "method.unknown", "tool.unknown", "tool.arguments",
+              "tool.invalid-input", "probe.ended", "stdout.noise", "stdout.frames", "envelope.strict",
+              "envelope.received", "exit.leftovers")
+CAN_FAIL = ("stdout.before-input", "launch.answer", "launch.late", "era.handshake", "era.envelope", "era.auto",
+            "list.walk", "method.unknown", "tool.unknown", "tool.arguments", "tool.invalid-input", "probe.ended",
+            "stdout.noise", "envelope.strict", "exit.leftovers")
+REPORT_ONLY = ("stderr", "cursor.unpaged", "uri.template", "envelope.received", "launch.answer", "launch.late",
+               "probe.ended")
 RECEIVED = "MAY (spec: notifications and server requests at any time)"
 
 
@@ -64,6 +67,7 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
     want_legacy, want_modern = era in (LEGACY, AUTO, "all"), era in (MODERN_VERSION, AUTO, "all")
     found = await _together(report, [(launch.run, (ctx,)), *([(eras.legacy, (ctx,))] if want_legacy else []),
                                      *([(eras.modern, (ctx,))] if want_modern else [])])
+    launch.not_checked(ctx, report)  # a late first reply: the eras' timeouts say what was not checked
     legacy_ok = found[1] if want_legacy else None
     modern_ok = found[-1] if want_modern else False
     report.eras = {LEGACY: _support(legacy_ok), MODERN_VERSION: _support(modern_ok if era != LEGACY else None)}

@@ -1,4 +1,5 @@
-"""``python -m course_lib.audit [--env K=V]... [--cwd DIR] [--era ERA] [--json] -- CMD ARGS…``
+"""``python -m course_lib.audit [--env K=V]... [--cwd DIR] [--era ERA] [--json] [--budget S]
+[--request-timeout S] -- CMD ARGS…``
 
 Prints the report card of the stdio server ``CMD ARGS…`` (``--json``: the report as JSON, valid
 against ``fixtures/audit/report.schema.json``). Exit status: 0 when no MUST fails, 1 when one
@@ -21,6 +22,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--era", default="all", choices=ERA_CHOICES)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--budget", type=float, default=BUDGET, help="seconds per probe")
+    p.add_argument("--request-timeout", type=float, default=None, metavar="S",
+                   help="seconds each reply may take (default: the budget, at most 10)")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS…")
     args = p.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -39,7 +42,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     report = anyio.run(lambda: audit(args.command, env=args.env or None, cwd=args.cwd, era=args.era,
-                                     budget=args.budget))
+                                     budget=args.budget, request_timeout=args.request_timeout))
     print(report.to_json() if args.json else report.table())
     return report.exit_code
 

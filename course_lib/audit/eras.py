@@ -82,6 +82,10 @@ def auto(ctx: Context, report, legacy_ok: bool | None, modern_ok: bool) -> str |
     elif legacy_ok:
         landed = LEGACY
         detail = f"discover refused, the handshake answered: {ctx.eras_seen.get(LEGACY)}"
+    elif ctx.late is not None:  # no era answered in time: what the later probes check was not checked
+        report.add("era.auto", "INFO", AUTO, "auto", f"not checked: no era answered within the "
+                   f"{ctx.request_timeout:g} s request budget; lists, cursors, URIs and tools not probed")
+        return None
     else:
         report.add("era.auto", "FAIL", HANDSHAKE, "auto", "neither era answered: no client can talk to this server")
         return None

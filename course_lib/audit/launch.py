@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import signal
 import time
+from dataclasses import replace
 
 import anyio
 
@@ -24,6 +25,8 @@ FRAMES = "SHOULD (course: a frame within 4 MiB)"
 EXIT = "SHOULD (spec: lifecycle, stdio shutdown)"
 LEFT = "MUST (course: nothing outlives the server)"
 STDERR = "MAY (spec: stdio, stderr for logging)"
+LATE = "MUST (course: every reply within the request budget)"
+LATE_MARGIN = 1.0  # seconds of the probe's budget kept for closing stdin and the exit
 MAX_FRAME = 4 * 1024 * 1024
 QUIET = 0.3  # seconds the audit listens before the first input (after a course server's ready file)
 COLD_QUIET = 1.0  # the same for any other command, which says nothing about its start-up
@@ -77,23 +80,28 @@ async def run(ctx: Context, report) -> None:
     exited = forced = False
     tail = b""
     answered = False
+    took_reply = 0.0
     async with started_server(target.argv, prefix="course-audit-", fast=target.course_server, env=target.env,
                               cwd=target.cwd, on_stopped=keep_stderr) as process:
         ctx.processes += 1
         lines = _Lines(process.stdout)
-        with anyio.move_on_after(ctx.budget):
+        with anyio.move_on_after(ctx.budget) as scope:
             try:
                 if target.course_server:  # an exit before it is ready: no answer, judged below
                     await wait_ready(process, ctx.budget, on_exit=_NotServing, on_timeout=_NotServing)
                 early = await lines.read(QUIET if target.course_server else COLD_QUIET)
                 await process.stdin.send((json.dumps(INIT) + "\n").encode())
-                deadline = time.monotonic() + ctx.request_timeout
+                sent = time.monotonic()
+                # Past the request budget this probe keeps listening (up to its own budget, leaving
+                # time to close stdin): a late reply is its own verdict, not a missing one.
+                deadline = sent + max(ctx.request_timeout, scope.deadline - anyio.current_time() - LATE_MARGIN)
                 while not answered and not lines.closed and time.monotonic() < deadline:
                     for line in await lines.read(deadline - time.monotonic()):
                         kind = classify(line)
                         seen[kind].append(line)
                         message = json.loads(line) if kind == "message" else {}
                         answered = answered or (message.get("id") == 1 and "method" not in message)
+                took_reply = time.monotonic() - sent
                 if answered:
                     await process.stdin.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
                     for line in await lines.read(0.2):
@@ -121,6 +129,10 @@ async def run(ctx: Context, report) -> None:
     ctx.noise.extend(line for line in early if classify(line) == "noise")
     ctx.noise.extend(seen["noise"])
     ctx.oversized.extend(MAX_FRAME for _ in seen["oversized"])
+    if answered and took_reply > ctx.request_timeout:
+        ctx.late = took_reply
+        report.add("launch.late", "FAIL", LATE, LEGACY, f"the reply to initialize came {took_reply:.1f} s after it, "
+                   f"past the {ctx.request_timeout:g} s request budget (a longer --request-timeout lets it be audited)")
     if not answered:
         report.add("launch.answer", "FAIL", "MUST (spec: lifecycle, initialization)", LEGACY, "no reply to initialize" +
                    (f"; the server exited with code {code}" if code is not None and not forced else ""))
@@ -138,6 +150,16 @@ async def run(ctx: Context, report) -> None:
     else:
         report.add("exit.eof", "PASS", EXIT, LEGACY, f"exited 0 by itself {took:.1f} s after stdin EOF, "
                    "nothing more on stdout")
+
+
+def not_checked(ctx: Context, report) -> None:
+    """After a late first reply: the era lines the request budget cut short say what was not checked."""
+    if ctx.late is None:
+        return
+    why = f"not checked: the first reply came after the {ctx.request_timeout:g} s request budget (launch.late)"
+    for i, line in enumerate(report.lines):
+        if line.check in ("era.handshake", "era.envelope") and line.detail.startswith(("reply_timeout:", "budget:")):
+            report.lines[i] = replace(line, verdict="INFO", rule=LATE, detail=why)
 
 
 def _before_input(report, early: list[bytes]) -> None:

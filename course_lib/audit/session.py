@@ -67,6 +67,7 @@ class Context:
     eras_seen: dict = field(default_factory=dict)  # era -> the protocol version it answered with
     lists: dict = field(default_factory=dict)  # era -> {kind: walk.Listing}, from the list probe
     capabilities: dict = field(default_factory=dict)  # era -> the server's capabilities
+    late: float | None = None  # seconds the first reply took, when past the request budget
 
 
 class ProbeFailed(Exception):

@@ -1,9 +1,13 @@
-"""Chapter 12's capstone: ``MyClient(lab, allowed)`` with ``refresh``, ``read`` and ``bundle``.
+"""Chapter 12's capstone: ``MyClient(lab, allowed)`` with ``refresh``, ``read`` and ``bundle``, and
+the student's own servers under the audit.
 
 ``fixtures/grading/capstone.json`` calls one method per scenario on real servers in both eras,
-with ``walk`` and ``refresh.candidate`` unavailable. Judged on the wire and the state left behind:
-nothing sent on (or changed in) the active session during a refresh, page 1 asked of the candidate
-server, no read outside the allowlist reaching the server, chapter 8's facts for the bundle."""
+with ``walk``, ``bundles.acquire`` and ``refresh.candidate`` unavailable (the student composes
+their own functions of earlier chapters: ``grading.earlier``). Judged on the wire and the state
+left behind: nothing sent on (or changed in) the active session during a refresh, page 1 asked of
+the candidate server, no read outside the allowlist reaching the server, chapter 8's facts for the
+bundle. Each server of the battery's ``servers`` is started as a real stdio server and audited
+(``grading.audited_server``): a MUST that fails on its card fails its row."""
 from __future__ import annotations
 
 import json
@@ -17,7 +21,7 @@ from course_lib.bundles import short
 from course_lib.display import Table, error_line
 from course_lib.errors import CatalogError, CheckFailed, CourseError
 from course_lib.protocol import BOTH_ERAS
-from course_lib.grading import outcome as o
+from course_lib.grading import audited_server, outcome as o
 from course_lib.grading.battery import Scenario, describe_expectation, load_battery, rows_of, select
 from course_lib.grading.budget import call_student, observe
 from course_lib.grading.bundle_judge import judge_bundle, prepare_before, revisions
@@ -30,11 +34,7 @@ from course_lib.paths import fixture
 from course_lib.walker import walk
 
 
-def _fixture(relative: str):
-    return fixture(*relative.split("/"))
-
-
-# -- the capstone: one client against chapters 1-10 ------------------------------------------------
+# -- the client: one client against the rules of the chapters it composes --------------------------
 
 SHARED_TARGET = "capstone-modern-catalog"  # one server's name in a response cache two clients share
 URI_CHECK = "uri_allowlist"
@@ -43,7 +43,7 @@ URI_CHECK = "uri_allowlist"
 def _lab_options(part: dict, era: str, budget: float, shared_cache: Any = None) -> dict:
     options: dict[str, Any] = dict(mode=part.get("mode"), era=era, lab_timeout=budget + 60, request_timeout=30)
     if "fixture" in part:
-        options["fixture"] = _fixture(part["fixture"])
+        options["fixture"] = fixture(*part["fixture"].split("/"))
     if part.get("shared_cache"):
         options["cache"] = shared_cache
     return options
@@ -229,25 +229,40 @@ async def _run_bundle(student: Callable, s: Scenario, row: dict, spec: dict, bud
 RUNS = {"refresh": _run_refresh, "read": _run_read, "bundle": _run_bundle}
 
 
+class CapstoneCard(Scorecard):
+    """The scorecard, with each audited server's failing MUST lines above the total (``audits``: the cards)."""
+
+    def __init__(self, title: str, verdicts: list[Verdict], battery: str, spec: dict, audits: dict):
+        super().__init__(title, verdicts, battery=battery)
+        self.spec, self.audits = spec, audits
+
+    def failure_lines(self) -> list[str]:
+        failures, audits = super().failure_lines(), audited_server.card_lines(self.spec, self.audits)
+        return failures + [""] + audits if failures and audits else failures or audits
+
+
 def describe_capstone(battery: str = "capstone") -> Table:
     """What the capstone's check runs: each scenario, the method it calls, the expected outcome, the budget."""
     title, scenarios, spec = load_battery(battery)
     eras = sorted({s.era for s in scenarios}, key=list(BOTH_ERAS).index)
     rows = [[row["task"], row["name"], describe_expectation(row["expect"])] for row in spec["scenarios"]]
+    rows += [["audit", e["name"], audited_server.EXPECTED] for e in spec.get("servers", ())]
     return Table(["method", "scenario", "expected"], rows,
                  f"{len(rows)} scenarios in the {' and '.join(eras)} eras; each call is stopped after "
                  f"{spec['budget_seconds']:g} s")
 
 
-async def grade_capstone(student: Callable, battery: str = "capstone", *, only: list[str] | None = None,
-                         eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
-    """Grade the capstone client: ``student(lab, allowed)`` and its ``refresh``, ``read`` and ``bundle``.
+async def grade_capstone(student: Callable, *servers: Callable, battery: str = "capstone",
+                         only: list[str] | None = None, eras: list[str] | None = None,
+                         budget: float | None = None) -> Scorecard:
+    """Grade the capstone: ``student(lab, allowed)`` and its ``refresh``, ``read`` and ``bundle``, then
+    each server function of ``servers`` (``my_page`` …) inside a real stdio server, under the audit.
 
     ``student`` is the class (or any callable that builds the client). Each scenario builds a
     client on its own active lab and calls one method; ``only`` and ``eras`` select scenarios.
     """
     title, scenarios, spec = load_battery(battery)
-    scenarios = select(scenarios, only, eras)
+    scenarios = select(scenarios + audited_server.scenarios_of(spec), only, eras)
     rows = rows_of(spec)
     budget = budget or spec.get("budget_seconds", 8.0)
     student = without(student, spec.get("unavailable", ()))
@@ -263,4 +278,8 @@ async def grade_capstone(student: Callable, battery: str = "capstone", *, only: 
             return replace(verdict, scenario=replace(verdict.scenario, hint=spec["crash_hint"]))
         return verdict
 
-    return publish(Scorecard(title, await each_scenario(run, scenarios, title), battery=battery))
+    verdicts = await each_scenario(run, [s for s in scenarios if s.name in rows], title)
+    audited = [s for s in scenarios if s.name not in rows]
+    audits = await audited_server.audit_servers(spec, servers, {s.name for s in audited})
+    verdicts += [audited_server.judge_audit(s, audits[audited_server.function_of(spec, s)]) for s in audited]
+    return publish(CapstoneCard(title, verdicts, battery, spec, audits))

@@ -30,7 +30,10 @@ away from stdout), served by a small raw newline-JSON-RPC loop written without t
   exits (the SDK's loop keeps the real stdout to itself, so a helper could not inherit it);
 * ``banner``         -- writes a start-up banner to stdout before it reads any input;
 * ``lax``            -- answers an unknown method, and a call to a tool it does not list, with a
-  result instead of an error.
+  result instead of an error;
+* ``slow-reply``     -- its first reply (whatever the first request is) waits ``--delay`` seconds
+  (default ``SLOW_REPLY``), as a server that loads a model on its first request does; every reply
+  after it is prompt (the audit's negative control for a reply later than its request budget).
 
 In every mode each tool it lists answers ``tools/call`` with one line naming itself: the
 misbehaviour is in the listing and the process, never in the tools.
@@ -57,13 +60,15 @@ HELPERS = {"grandchild": {"new_session": True, "ignore_term": False},
            "group-helper": {"new_session": False, "ignore_term": False},
            "helper-ignores-term": {"new_session": False, "ignore_term": True}}
 SDK_MODES = ("crash", "hang", *HELPERS, "ignore-term", "print", "slow-start")
-RAW_MODES = ("noise", "bad-frame", "huge-page", "bad-tool", "snake-cursor", "spawn-and-exit", "banner", "lax")
+RAW_MODES = ("noise", "bad-frame", "huge-page", "bad-tool", "snake-cursor", "spawn-and-exit", "banner", "lax",
+             "slow-reply")
 MODES = SDK_MODES + RAW_MODES
 PAGES = (("alpha",), (), ("beta", "gamma"))
 NAMES = frozenset(name for page in PAGES for name in page)
 CURSORS = (None, "page-2", "page-3")  # fixed: these servers are about the process, not the cursor
 HUGE_PAGE = 100_000
 SLOW_START = 3.0  # seconds
+SLOW_REPLY = 12.0  # seconds before the first reply of slow-reply: past the audit's 10 s request budget
 INPUT_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
 MODERN_FIELDS = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
 # A helper that would outlive everything if left alone. It closes the pipe it was given once it
@@ -176,7 +181,7 @@ def raw_result(mode: str, index: int) -> dict | str:
     return result
 
 
-def serve_raw(mode: str) -> int:
+def serve_raw(mode: str, delay: float = SLOW_REPLY) -> int:
     # Built before the first request, so that the request budget measures the client, not this.
     page = huge_page() if mode == "huge-page" else None
     huge = json.dumps(page) if page is not None else None
@@ -186,7 +191,7 @@ def serve_raw(mode: str) -> int:
         ready.touch()  # what _base.serve() tells connect(): about to serve
     if mode == "banner":
         _write("hostile: ready")  # before any input: no client expects a line here
-    first = True
+    first = first_reply = True
     for line in sys.stdin:
         if first and mode == "noise":
             _write("hostile: starting up")  # before the first frame this server sends
@@ -197,6 +202,9 @@ def serve_raw(mode: str) -> int:
             continue
         if not isinstance(message, dict) or "id" not in message:
             continue  # notifications need no answer
+        if first_reply and mode == "slow-reply":
+            time.sleep(delay)  # busy with its first request: reads nothing, answers nothing
+        first_reply = False
         method, params = message.get("method"), message.get("params") or {}
         reply: dict | str
         modern = META_PROTOCOL_VERSION in (params.get("_meta") or {})
@@ -239,7 +247,8 @@ def serve_raw(mode: str) -> int:
 def main(argv: list[str]) -> int:
     p = parser("hostile", MODES)
     p.add_argument("--http", action="store_true")
+    p.add_argument("--delay", type=float, default=SLOW_REPLY, help="slow-reply: seconds before the first reply")
     args = p.parse_args(argv)
     if args.http and args.mode in RAW_MODES:
         p.error(f"--http serves only the modes {', '.join(SDK_MODES)}")
-    return serve_raw(args.mode) if args.mode in RAW_MODES else serve_sdk(args.mode, args.http)
+    return serve_raw(args.mode, args.delay) if args.mode in RAW_MODES else serve_sdk(args.mode, args.http)

@@ -1,0 +1,116 @@
+"""The student's own servers under the audit, as the capstone grades them.
+
+Each entry of a battery's ``servers`` names a chapter's server function (``my_page`` of chapter 3)
+and the harness that serves it: the function is written into a module (``grading.child``),
+``python -m HARNESS MODULE.py FUNCTION CONFIG.json`` is started as a real stdio server with the
+entry's ``config``, and ``course_lib.audit`` writes its report card. A server of another chapter
+is one more entry (its harness takes the same three arguments). One verdict per era: it passes
+when no MUST of that era fails on the card; the process's own lines (launch, exit, stdout,
+leftovers) count in every era. A page function's own exception arrives as ``-32603 crashed:
+Type: message`` (the harness's form) and is judged as a crash; a reply that never came as a hang.
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+import textwrap
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from course_lib.audit import audit
+from course_lib.audit.report import Report
+from course_lib.display import WIDTH
+from course_lib.grading import outcome as o
+from course_lib.grading.battery import Scenario
+from course_lib.grading.child import SourceError, child_argv, write_module
+from course_lib.grading.paging_harness import CRASHED
+from course_lib.grading.scorecard import Verdict
+
+PROCESS_CHECKS = ("stdout.before-input", "launch.answer", "launch.late", "exit.eof")
+EXPECTED = "no MUST fails on the audit's card"
+# A classroom machine is shared: each reply (the first one waits for the interpreter to start) gets
+# 30 s, each probe 60 s, the exit after stdin EOF 15 s (the command line's defaults: 10, 30 and 5 s).
+REQUEST_TIMEOUT, PROBE_BUDGET, EXIT_BUDGET = 30.0, 60.0, 15.0
+ERRORS = {"NotImplementedError": NotImplementedError, "NameError": NameError}
+
+
+def scenarios_of(spec: dict) -> list[Scenario]:
+    """One scenario per server entry and era, named as the card's rows are."""
+    return [Scenario(entry["name"], era, "audit", None, {"text": EXPECTED}, entry["hint"],
+                     hints={o.CRASH: entry["crash_hint"]} if "crash_hint" in entry else {})
+            for entry in spec.get("servers", ()) for era in spec["eras"]]
+
+
+def function_of(spec: dict, s: Scenario) -> str:
+    return next(e["function"] for e in spec["servers"] if e["name"] == s.name)
+
+
+def _given(spec: dict, entry: dict, functions: Sequence[Callable]) -> Callable | None:
+    """The function given for ``entry``: by its name (or ``reference_`` name), else by its place."""
+    wanted = (entry["function"], f"reference_{entry['function']}")
+    named = next((f for f in functions if getattr(f, "__name__", None) in wanted), None)
+    place = spec["servers"].index(entry)
+    return named or (functions[place] if place < len(functions) else None)
+
+
+async def audit_servers(spec: dict, functions: Sequence[Callable], names: set[str]) -> dict[str, Any]:
+    """``{function name: Report}`` for each entry in ``names``, or the ``Outcome`` that kept it from running."""
+    found: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="course-capstone-") as folder:
+        for n, entry in enumerate(e for e in spec.get("servers", ()) if e["name"] in names):
+            function = _given(spec, entry, functions)
+            if function is None:
+                found[entry["function"]] = o.crashed(NameError(f"no {entry['function']} was given to the check: "
+                                                           f"pass it after your client", name=entry["function"]))
+                continue
+            try:
+                module = write_module(Path(folder), f"server_{n}", function)
+            except SourceError as exc:
+                found[entry["function"]] = o.crashed(exc)
+                continue
+            config = Path(folder) / f"server_{n}.json"
+            config.write_text(json.dumps(entry["config"]), encoding="utf-8")
+            found[entry["function"]] = await audit(child_argv("-m", entry["harness"], str(module), function.__name__,
+                                                          str(config)), era="all",
+                                         budget=PROBE_BUDGET, request_timeout=REQUEST_TIMEOUT,
+                                         exit_budget=EXIT_BUDGET)
+    return found
+
+
+def failed_in(report: Report, era: str) -> list:
+    """The MUST lines of ``report`` that fail in ``era`` (the process's own lines fail in every era)."""
+    return [line for line in report.failed if line.era in (era, "all", "auto") or line.check in PROCESS_CHECKS]
+
+
+def judge_audit(s: Scenario, found: Any) -> Verdict:
+    if isinstance(found, o.Outcome):
+        return Verdict(s, False, o.describe(found), o.CRASH, found)
+    failed = failed_in(found, s.era)
+    if not failed:
+        return Verdict(s, True, "no MUST fails")
+    first = failed[0]
+    subject = f"[{first.subject}]" if first.subject else ""
+    observed = f"{first.check}{subject} FAIL: {first.detail}" + (f" (and {len(failed) - 1} more)"
+                                                                  if len(failed) > 1 else "")
+    crash = next((line.detail.split(CRASHED, 1)[1] for line in failed if CRASHED in line.detail), None)
+    if crash is not None:
+        kind = crash.split(":", 1)[0].strip()
+        return Verdict(s, False, observed, o.CRASH, o.crashed(ERRORS.get(kind, RuntimeError)(crash)))
+    if "reply_timeout" in first.detail:
+        return Verdict(s, False, observed, o.HANG, o.hung(0.0))
+    return Verdict(s, False, observed, o.WRONG_RESULT)
+
+
+def card_lines(spec: dict, audits: dict[str, Any]) -> list[str]:
+    """Under the scorecard: each audited server's MUST lines that fail (its whole card: ``audits``)."""
+    out = []
+    for entry in spec.get("servers", ()):
+        report = audits.get(entry["function"])
+        if isinstance(report, Report):
+            failing = f"{len(report.failed)} MUST line(s) fail" if report.failed else "no MUST line fails"
+            out += textwrap.wrap(f"Audit of your {entry['function']} (chapter {entry['chapter'][:2]}): {failing}; "
+                                 f"the card: .audits[{entry['function']!r}]", WIDTH, subsequent_indent="  ")
+            for line in report.failed:
+                head = f"  FAIL {line.check}{f'[{line.subject}]' if line.subject else ''} ({line.era}): "
+                out += textwrap.wrap(head + line.detail, WIDTH, subsequent_indent=" " * 7, break_on_hyphens=False)
+    return out

@@ -1,0 +1,85 @@
+"""The student's own functions from earlier chapters, for the capstone to compose.
+
+``yours("01_pagination", "my_walk")`` reads the student's copy of that chapter (the notebook of
+that name in the folder the kernel runs in, else the course's), runs what its cells define, top to
+bottom (imports, functions, classes and assignments that await nothing: no lab starts), and
+returns the function as the exercise cell left it, with the capstone's unavailable names stood
+in (``grading.unavailable``). A ``reference_...`` name comes from the chapter's solution cells
+instead: in the instructor copy the reference solutions play the student's part.
+"""
+from __future__ import annotations
+
+import ast
+import linecache
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from course_lib.display import Table
+from course_lib.grading.battery import read_spec
+from course_lib.grading.unavailable import without
+from course_lib.paths import NOTEBOOKS
+from course_lib.tooling.student_copy import SOLUTION, tags
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_KEPT = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, *_DEFINITIONS)
+_SKIPPED_TAGS = {"check", "answers"}
+EXERCISE = "exercise"
+
+
+def notebook_of(chapter: str) -> Path:
+    """The student's copy of ``chapter``: next to the running notebook if there, else the course's."""
+    here = Path.cwd() / f"{chapter}.ipynb"
+    return here if here.exists() else NOTEBOOKS / f"{chapter}.ipynb"
+
+
+def _define(source: str, filename: str, namespace: dict) -> None:
+    """Run the definitions of one cell in ``namespace``; a statement that awaits or fails is left out."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for getsource
+    for node in tree.body:
+        awaits = any(isinstance(n, (ast.Await, ast.AsyncFor, ast.AsyncWith)) for n in ast.walk(node))
+        if not isinstance(node, _KEPT) or (awaits and not isinstance(node, _DEFINITIONS)):
+            continue
+        try:
+            exec(compile(ast.Module(body=[node], type_ignores=[]), filename, "exec"), namespace)
+        except Exception:  # a definition that needs what only a lab shows: the chapter's cells say so
+            continue
+
+
+def _exercise(path: Path) -> str:
+    return next(c.source for c in nbformat.read(path, as_version=4).cells if EXERCISE in tags(c))
+
+
+def load(chapter: str, name: str, unavailable: tuple[str, ...] = ()) -> Any:
+    """``name`` as the cells of ``chapter`` define it (the solution cells only for ``reference_...``)."""
+    path = notebook_of(chapter)
+    reference = name.startswith("reference_")
+    namespace: dict = {"__name__": f"course_chapter_{chapter.split('_')[0]}"}
+    for n, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        kinds = set(tags(cell))
+        if cell.cell_type != "code" or kinds & _SKIPPED_TAGS or (SOLUTION in kinds and not reference):
+            continue
+        _define(cell.source, f"<{path.name} cell {n}>", namespace)
+    if name not in namespace:
+        raise NameError(f"{path.name} defines no {name}: run and save that chapter's exercise cell first", name=name)
+    function = without(namespace[name], unavailable)
+    function.chapter, function.source_notebook = chapter, path
+    function.starter = not reference and _exercise(path) == _exercise(NOTEBOOKS / path.name)
+    return function
+
+
+def yours(chapter: str, name: str, battery: str = "capstone") -> Any:
+    """The student's ``name`` from ``chapter``, as the capstone runs it (``battery``'s unavailable names)."""
+    return load(chapter, name, tuple(read_spec(battery).get("unavailable", ())))
+
+
+def loaded(*functions: Any) -> Table:
+    """Where each function came from, and whether it is still that chapter's starter."""
+    rows = [[f.chapter, f.__name__, "still the starter: write it there first" if f.starter else "yours"]
+            for f in functions]
+    return Table(["chapter", "function", "in your copy"], rows)
