@@ -142,6 +142,7 @@ class SlidesResult:
     cut: list[str] = field(default_factory=list)         # where: "title: the line's start"
     wrapped_lines: int = 0                               # lines the deck wrapped to fit (not cut: shown whole)
     continued: int = 0                                   # continuation slides the deck made
+    shrunk: int = 0                                      # slides the deck shrank to fit
     requests: list[str] = field(default_factory=list)    # every request that was not a local file
     solutions: list[str] = field(default_factory=list)   # solution or answers content the deck shows
     tables: int = 0              # course tables in the deck, as HTML <table> elements
@@ -182,7 +183,7 @@ class SlidesResult:
 
     def lines(self) -> list[str]:
         failed = [name for name, found in self.failures().items() if found]
-        lines = [f"slides {self.notebook}: {self.slides} slides ({self.continued} continued), "
+        lines = [f"slides {self.notebook}: {self.slides} slides ({self.continued} continued, {self.shrunk} shrunk), "
                  f"{len(self.taller)} taller than the slide, {self.cut_lines} lines cut, "
                  f"{self.wrapped_lines} wrapped, {len(self.requests)} network requests, "
                  f"{self.visible_tables}/{self.tables} tables, {self.stills}/{self.widget_outputs} stills, "
@@ -238,13 +239,14 @@ def solutions_shown(nb, deck_html: str) -> list[str]:
 def reports(nb) -> dict[str, list[str]]:
     """What the chapters' owners fix in the notebook (``REPORTS``), each as ``cell N: heading``."""
     from course_lib.tooling.presentation import slides_of
+    from course_lib.tooling.slides import SUBSLIDE, slide_type
 
     found: dict[str, list[str]] = {kind: [] for kind in REPORTS}
     slides = slides_of(nb)
     for k, cells in enumerate(slides[1:], start=1):
         first = nb.cells[cells[0]]
         before = nb.cells[slides[k - 1][-1]]
-        if (first.metadata.get("slideshow", {}).get("slide_type") == "subslide"
+        if ((first.metadata.get("slideshow", {}).get("slide_type") or slide_type(first, False)) == SUBSLIDE
                 and all(nb.cells[i].cell_type == "markdown" for i in cells)
                 and before.cell_type == "code" and before.get("outputs")):
             found["explanation sub-slide"].append(f"cell {cells[0]}: {_source(first).splitlines()[0][:60]}")
@@ -304,7 +306,9 @@ async def look(browser, deck: Path, result: SlidesResult, shot: Path | None, tim
         except Exception:
             result.problem = "reveal.js never became ready (did it load?)"
         slides = await page.evaluate(MEASURE, False)
-        result.continued = int(await page.evaluate("Number(document.documentElement.dataset.courseContinued || 0)"))
+        done = await page.evaluate("[document.documentElement.dataset.courseContinued,"
+                                   " document.documentElement.dataset.courseShrunk]")
+        result.continued, result.shrunk = (int(n or 0) for n in done)
         result.slides = len(slides)
         for s in slides:
             label = f"slide {s['h'] + 1}.{s['v'] + 1} {s['title']!r}"

@@ -8,8 +8,9 @@
    3. a slide taller than that is split: what does not fit moves to a continuation slide
       under the same heading ("… (continued)"), between cells when a cell fits a slide of its
       own, else between the lines of a code block or the rows of a table.
-   The deck records what it did on <html>: data-course-continued (continuation slides made)
-   and data-course-unfit (slides it could not fit; the slides check fails on any). */
+   The deck records what it did on <html>: data-course-continued (continuation slides made),
+   data-course-shrunk (slides shrunk) and data-course-unfit (slides it could not fit, which the
+   slides check then finds taller than the slide). */
 (function () {
   "use strict";
   var W = 1280, H = 720, MIN_SCALE = 0.8;
@@ -112,6 +113,7 @@
     if (el.tagName === "PRE") return splitPre(el, limit);
     if (el.tagName === "TABLE") return splitTable(el, limit);
     var kids = Array.prototype.slice.call(el.children);
+    if (!kids.length) return UNSPLITTABLE;  // a paragraph, an image: it moves whole or stays
     var i = 0;
     while (i < kids.length && (height(kids[i]) === 0 || bottom(kids[i]) <= limit)) i++;
     if (i === kids.length) return null;  // only el's own padding or margin overflows
@@ -152,7 +154,7 @@
   }
 
   function fitDeck() {
-    var root = document.documentElement, continued = 0, unfit = 0;
+    var root = document.documentElement, continued = 0, unfit = 0, shrunk = 0;
     root.classList.add("course-measuring");
     var queue = leaves();
     queue.forEach(fitWidth);
@@ -161,7 +163,7 @@
       var pad = px(slide, "paddingBottom");
       var top = slide.getBoundingClientRect().top;
       if (slide.scrollHeight <= H) continue;
-      if (!slide.classList.contains("course-continuation") && shrink(slide)) continue;
+      if (!slide.classList.contains("course-continuation") && shrink(slide)) { shrunk++; continue; }
       var isContinued = slide.classList.contains("course-continuation");
       var head = isContinued ? slide.firstElementChild : null;
       var fresh = H - px(slide, "paddingTop") - pad - (head ? height(head) + 6 : 40);
@@ -181,6 +183,7 @@
     root.classList.remove("course-measuring");
     root.dataset.courseContinued = String(continued);
     root.dataset.courseUnfit = String(unfit);
+    root.dataset.courseShrunk = String(shrunk);
   }
 
   function start() {
