@@ -52,6 +52,7 @@ TIMINGS = ROOT / "docs" / "timings.json"
 TRACKS_PAGE = ROOT / "docs" / "tracks.md"
 SLOW_CELL = 10  # seconds: a cell this slow is run before class (its outputs are then ready)
 TABLE_WIDTH = 75
+DAY_SLACK = 15  # minutes a day may run over the plan's day_minutes ("about six hours")
 
 
 def chapters(folder: Path = NOTEBOOKS) -> list[Path]:
@@ -320,13 +321,14 @@ def with_breaks(teaching: float) -> float:
     return teaching + breaks * rule["minutes"]
 
 
-def tracks(times: list[ChapterTime] | None = None) -> dict[str, list[tuple[str, list[str], float]]]:
+def tracks(times: list[ChapterTime] | None = None,
+           two_days: dict[str, int | None] | None = None) -> dict[str, list[tuple[str, list[str], float]]]:
     """``{"one day": [(day, stems, minutes with breaks)], "two days": [...]}``, from the plan's
     choices: ``one_day`` chapters make the one-day track (the others are day 2 / self-study);
     ``two_days`` gives each chapter its day of the two-day track (null: self-study). A day's
     minutes are its chapters' (present + exercise + run) with its breaks; self-study has none."""
     times = times or chapter_times()
-    days = {t.stem: e.get("two_days") for t, e in zip(times, plan()["chapters"])}
+    days = two_days if two_days is not None else {e["stem"]: e.get("two_days") for e in plan()["chapters"]}
 
     def day(label: str, chosen: list[ChapterTime]) -> tuple[str, list[str], float]:
         return label, [t.stem for t in chosen], with_breaks(sum(t.total for t in chosen))
@@ -336,6 +338,13 @@ def tracks(times: list[ChapterTime] | None = None) -> dict[str, list[tuple[str, 
     two = [day(f"day {n}", [t for t in times if days[t.stem] == n]) for n in (1, 2)]
     two.append(("self-study", [t.stem for t in times if days[t.stem] not in (1, 2)], 0.0))
     return {"one day": [d for d in one if d[1]], "two days": [d for d in two if d[1]]}
+
+
+def track_problems(both: dict | None = None) -> list[str]:
+    """The days longer than the plan's ``day_minutes`` (and ``DAY_SLACK``): "about six hours"."""
+    limit = plan()["day_minutes"] + DAY_SLACK
+    return [f"{name}, {day}: {total:.0f} minutes (at most {limit})"
+            for name, track in (both or tracks()).items() for day, _, total in track if total > limit]
 
 
 def _hours(minutes_: float) -> str:
@@ -423,7 +432,10 @@ def main(argv: list[str]) -> int:
                 print(f"     {rule}: {problem}")
     print()
     print(tracks_table())
-    return 0 if all(r.ok for r in reports) else 1
+    problems = track_problems()
+    for problem in problems:
+        print(f"FAIL track {problem}")
+    return 0 if all(r.ok for r in reports) and not problems else 1
 
 
 if __name__ == "__main__":
