@@ -195,17 +195,3 @@ def test_the_committed_tracks_page_is_what_the_command_writes():
     assert P.TRACKS_PAGE.read_text(encoding="utf-8") == P.tracks_page(), \
         "docs/tracks.md is stale: python -m course_lib.tooling.presentation --write-tracks"
 
-
-def test_measure_times_each_cell_in_a_real_kernel(tmp_path, monkeypatch):
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("import time"), nbformat.v4.new_code_cell("time.sleep(1.2)"),
-                nbformat.v4.new_code_cell("x = 1")]
-    sol = nbformat.v4.new_code_cell("time.sleep(1.2)")
-    sol.metadata["tags"] = ["solution"]
-    nb.cells.append(sol)
-    path = tmp_path / "99_timed.ipynb"
-    nbformat.write(nb, path)
-    monkeypatch.setattr(P, "SLOW_CELL", 1)
-    run = P.measure(path)
-    assert run["slow_cells"] == [{"cell": 1, "seconds": 1}], "the solution cell is not on a slide: not counted"
-    assert run["run_seconds"] in (0, 5)
