@@ -427,7 +427,8 @@ def main(argv: list[str]) -> int:
             print(f"no Chromium at {CHROMIUM}: install it with 'apt-get install -y chromium'", file=sys.stderr)
             return 2
         started = time.monotonic()
-        results = check_slides([Path(a) for a in argv[1:]] or None)
+        rest = argv[1:]
+        results = check_slides([Path(a) for a in rest if a != "--navigate"] or None, navigate="--navigate" in rest)
         for result in results:
             print("\n".join(result.lines()))
         print(f"{len(results)} decks, {sum(r.ok for r in results)} ok, {time.monotonic() - started:.0f} s")

@@ -17,7 +17,9 @@ stderr box on a slide. The reports known today are listed in ``fixtures/slides/k
 a new one fails the deck (``reports``), and so does a listed one that is gone (the list is then
 out of date: remove it). One screenshot of each deck's first table goes to ``screenshots/``.
 
-``python -m course_lib.tooling.browser_check --slides [NOTEBOOK ...]`` (every chapter by default).
+``python -m course_lib.tooling.browser_check --slides [--navigate] [NOTEBOOK ...]`` (every chapter
+by default; ``--navigate`` shows the slides one by one through the deck's URL, as a presenter
+does, instead of measuring them all at once: slower, for a second opinion).
 """
 from __future__ import annotations
 
@@ -282,9 +284,11 @@ def _local(url: str) -> bool:
     return url.startswith(("file:", "data:", "about:", "blob:"))
 
 
-async def look(browser, deck: Path, result: SlidesResult, shot: Path | None, timeout: float = 30.0) -> None:
+async def look(browser, deck: Path, result: SlidesResult, shot: Path | None, timeout: float = 30.0,
+               navigate: bool = False) -> None:
     """Open ``deck`` (network blocked, every other request recorded), wait for its reveal.js, and
-    measure every slide into ``result``."""
+    measure every slide into ``result`` (``navigate``: show the slides one by one through the
+    URL, as a presenter does, instead of all at once: slower, the same sizes)."""
     context = await browser.new_context(viewport=VIEWPORT)
     try:
         page = await context.new_page()
@@ -305,7 +309,7 @@ async def look(browser, deck: Path, result: SlidesResult, shot: Path | None, tim
                                          timeout=timeout * 1000)
         except Exception:
             result.problem = "reveal.js never became ready (did it load?)"
-        slides = await page.evaluate(MEASURE, False)
+        slides = await page.evaluate(MEASURE, navigate)
         done = await page.evaluate("[document.documentElement.dataset.courseContinued,"
                                    " document.documentElement.dataset.courseShrunk]")
         result.continued, result.shrunk = (int(n or 0) for n in done)
@@ -334,7 +338,7 @@ async def look(browser, deck: Path, result: SlidesResult, shot: Path | None, tim
         await context.close()
 
 
-async def _look_at_decks(jobs: list[tuple[Path, SlidesResult, Path | None]]) -> None:
+async def _look_at_decks(jobs: list[tuple[Path, SlidesResult, Path | None]], navigate: bool = False) -> None:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
@@ -343,7 +347,7 @@ async def _look_at_decks(jobs: list[tuple[Path, SlidesResult, Path | None]]) -> 
             for deck, result, shot in jobs:
                 started = time.monotonic()
                 try:
-                    await look(browser, deck, result, shot)
+                    await look(browser, deck, result, shot, navigate=navigate)
                 except Exception as exc:  # a browser-level failure is a failed check, reported
                     result.problem = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
                 result.seconds += time.monotonic() - started
@@ -352,7 +356,7 @@ async def _look_at_decks(jobs: list[tuple[Path, SlidesResult, Path | None]]) -> 
 
 
 def check_decks(decks: dict[str, tuple[Path, object]], shots: Path | None = None,
-                known: dict | None = None) -> list[SlidesResult]:
+                known: dict | None = None, navigate: bool = False) -> list[SlidesResult]:
     """Check already-exported decks: ``{name: (deck path, the notebook it was exported from)}``."""
     known = known_reports() if known is None else known
     jobs, results = [], []
@@ -368,7 +372,7 @@ def check_decks(decks: dict[str, tuple[Path, object]], shots: Path | None = None
         result.new_reports, result.gone_reports = sorted(found - listed), sorted(listed - found)
         jobs.append((deck, result, None if shots is None else shots / f"slides-{name}.png"))
         results.append(result)
-    asyncio.run(_look_at_decks(jobs))
+    asyncio.run(_look_at_decks(jobs, navigate))
     return results
 
 
@@ -378,7 +382,8 @@ def _dropped(cell) -> bool:
     return dropped(cell)
 
 
-def check_slides(notebooks: list[Path] | None = None, shots: Path | None = None) -> list[SlidesResult]:
+def check_slides(notebooks: list[Path] | None = None, shots: Path | None = None,
+                 navigate: bool = False) -> list[SlidesResult]:
     """Export each chapter's deck from its stored outputs and check it in one headless Chromium."""
     import nbformat
 
@@ -392,7 +397,7 @@ def check_slides(notebooks: list[Path] | None = None, shots: Path | None = None)
             started = time.monotonic()
             decks[path.stem] = (export(path, Path(tmp)), nbformat.read(path, as_version=4))
             exporting[path.stem] = time.monotonic() - started
-        results = check_decks(decks, shots)
+        results = check_decks(decks, shots, navigate=navigate)
     for result in results:
         result.seconds += exporting[result.notebook]
     return results
