@@ -41,7 +41,6 @@ PLACEHOLDER = "(run the cell in JupyterLab to"
 COURSE_TABLE = "table.course-table"
 WIDGET_STILL = ".course-widget-still"
 VIEWPORT = {"width": 1280, "height": 720}
-CHECKS = ("overflow", "network", "solution", "content", "reports")
 REPORTS = ("explanation sub-slide", "repeated section number", "stderr box")
 _NUMBER = re.compile(r"^#{1,6}\s+(\d+(?:\.\d+)*)(?=[\s.·:)]|$)")
 

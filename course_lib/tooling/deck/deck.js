@@ -186,10 +186,11 @@
     root.dataset.courseShrunk = String(shrunk);
   }
 
+  // No arrows on the slide (they would cover its last line): keys, a clicker or a swipe move on.
   function start() {
     fitDeck();
     Reveal.initialize({
-      width: W, height: H, margin: 0.02, center: false, hash: true, controls: true,
+      width: W, height: H, margin: 0.02, center: false, hash: true, controls: false,
       progress: true, slideNumber: "c/t", transition: "none", plugins: []
     }).then(function () { document.documentElement.dataset.courseDeck = "ready"; });
   }
