@@ -4,7 +4,12 @@ A chapter needs nothing extra to become a slide deck: its title cell and every m
 holding a ``##`` heading open a new slide, a cell holding a ``###`` heading opens a sub-slide,
 and every other cell continues the current one. ``make regen`` writes this metadata into each
 chapter (so JupyterLab's RISE extension can present it live), and ``make slides`` exports
-reveal.js HTML with nbconvert into the git-ignored ``slides/`` folder. A deck never holds a
+reveal.js HTML with nbconvert into the git-ignored ``slides/`` folder, through the course's
+template (``deck/course_deck``): no CDN, no jQuery, require.js or MathJax; the pinned reveal.js
+of ``fixtures/slides`` (installed by the set-up) is copied next to the decks, so the folder works
+offline; the slide is 1280 x 720 and ``deck/deck.js`` fits every slide to it in the browser
+(a block too wide is shrunk, then wrapped; a slide a little too tall is shrunk; a taller one
+goes on continuation slides). ``make slides-check`` measures the result. A deck never holds a
 reference solution or a self-check's answers: cells tagged ``solution`` or ``answers`` are left
 out of the export (reveal.js would show a cell's source even when JupyterLab keeps it
 collapsed), and an exercise check shows the first
