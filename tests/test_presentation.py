@@ -187,7 +187,7 @@ def test_every_chapter_has_a_measured_run_time():
     measured = P.timings()["chapters"]
     assert sorted(measured) == [p.stem for p in CHAPTERS]
     for stem, run in measured.items():
-        assert run["run_seconds"] > 0 and run["run_seconds"] % 5 == 0, stem
+        assert isinstance(run["run_seconds"], int) and run["run_seconds"] % 5 == 0, stem
         assert all(c["seconds"] >= P.SLOW_CELL for c in run["slow_cells"]), stem
 
 
