@@ -21,14 +21,15 @@ NEED_PYTHON = v=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2
 .PHONY: lab instructor test check portable docs progress regen bench student slides slides-check presentation browser-check lock clean
 
 # The set-up also installs chapter 11's peers (Node.js MCP clients and servers) exactly as locked
-# in fixtures/peers/package-lock.json, with the npm of the pinned Node.js wheel: no global install.
+# in fixtures/peers/package-lock.json, with the npm of the pinned Node.js wheel: no global install;
+# the same step installs the slide decks' reveal.js, locked in fixtures/slides/package-lock.json.
 # And a second interpreter, .venv-sdk129, with mcp==1.29.0 (the source articles' version) pinned in
 # .ci/constraints-sdk129.txt: the chapters that compare SDK versions run a real 1.29.0 peer from it.
 # And .venv-servers, the real Python servers chapter 11 audits (and FastMCP), pinned in
 # .ci/constraints-servers.txt.
 # An unsupported Python is refused before anything is installed; a .venv or .venv-sdk129 that a
 # failed or older set-up left unusable is rebuilt; the stamp is written only when all of it worked.
-$(STAMP): pyproject.toml .ci/constraints.txt .ci/constraints-sdk129.txt .ci/constraints-servers.txt fixtures/peers/package.json fixtures/peers/package-lock.json
+$(STAMP): pyproject.toml .ci/constraints.txt .ci/constraints-sdk129.txt .ci/constraints-servers.txt fixtures/peers/package.json fixtures/peers/package-lock.json fixtures/slides/package.json fixtures/slides/package-lock.json
 	@rm -f $@
 	@$(BIN)/python -c '$(USABLE)' 2>/dev/null || { $(NEED_PYTHON); rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	@.venv-sdk129/bin/python -c '$(USABLE)' 2>/dev/null || rm -rf .venv-sdk129
@@ -51,8 +52,8 @@ instructor: $(STAMP)
 
 ## test: set up and run the whole suite (course_lib tests + strict nbval on every chapter, the
 ##       25 slowest tests listed), then the portable selection (make portable), then, when
-##       Chromium is installed, the static-slides check (one deck, a few seconds) and a short
-##       real-browser check (the three chapters with widgets, each widget driven by real clicks)
+##       Chromium is installed, the slides check (every deck, one browser, a few seconds a deck)
+##       and a short real-browser check (the three chapters with widgets, each driven by real clicks)
 BROWSER_SMOKE := notebooks/00_orientation.ipynb notebooks/01_pagination.ipynb notebooks/02_cursor_failures.ipynb
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --durations=25 $(addprefix --ignore=,$(PORTABLE_TESTS)) $(PYTEST_ARGS)
@@ -82,19 +83,25 @@ BROWSER_NOTEBOOKS ?= $(NOTEBOOKS)
 browser-check: $(STAMP)
 	CHROMIUM=$(CHROMIUM) $(BIN)/python -m course_lib.tooling.browser_check --timeout $(BROWSER_TIMEOUT) --budget $(BROWSER_BUDGET) $(BROWSER_ARGS) $(BROWSER_NOTEBOOKS)
 
-## slides: export every chapter as reveal.js slides into slides/ (solution cells left out)
+## slides: export every chapter as reveal.js slides into slides/ (solution cells left out), with
+##         the pinned reveal.js (fixtures/slides) copied next to them: the folder works offline,
+##         and each slide fits 1280 x 720 (deck.js shrinks, wraps or continues what does not)
 slides: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.slides $(NOTEBOOKS) --out slides
 
-## slides-check: one chapter's static deck in headless Chromium: its tables are HTML tables, its
-##       widgets show their first state, no placeholder text; screenshots in screenshots/
-SLIDES_NOTEBOOK ?= notebooks/00_orientation.ipynb
+## slides-check: every chapter's deck in one headless Chromium at 1280 x 720, network blocked:
+##       fails on a slide taller than the slide, a line cut at the right, any network request,
+##       a solution on a slide, a table/widget/placeholder problem; reports explanations on their
+##       own sub-slide, repeated section numbers and stderr boxes (course_lib/tooling/slides_check.py)
+SLIDES_NOTEBOOKS ?= $(NOTEBOOKS)
 slides-check: $(STAMP)
-	CHROMIUM=$(CHROMIUM) $(BIN)/python -m course_lib.tooling.browser_check --slides $(SLIDES_NOTEBOOK)
+	CHROMIUM=$(CHROMIUM) $(BIN)/python -m course_lib.tooling.browser_check --slides $(SLIDES_NOTEBOOKS)
 
-## presentation: each chapter's estimated minutes and what breaks the presentation rules
+## presentation: each chapter's presenting, exercise and measured run minutes, the cells to run
+##               before class, the one-day and two-day tracks, and what breaks the presentation
+##               rules; PRESENTATION_ARGS=--measure executes every chapter and rewrites docs/timings.json
 presentation: $(STAMP)
-	$(BIN)/python -m course_lib.tooling.presentation $(or $(NB),$(NOTEBOOKS))
+	$(BIN)/python -m course_lib.tooling.presentation $(PRESENTATION_ARGS) $(or $(NB),$(NOTEBOOKS))
 
 ## regen: re-execute every chapter in place (deterministic: a second run changes nothing)
 regen: $(STAMP)

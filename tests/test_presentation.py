@@ -1,6 +1,8 @@
 """Every chapter can be presented: slides start at their headings, fit a projector, a part
 lasts 20–40 minutes, and the chapters link in order. The measures live in
 ``course_lib.tooling.presentation`` (``python -m course_lib.tooling.presentation`` prints them)."""
+import re
+
 import nbformat
 import pytest
 
@@ -118,3 +120,78 @@ def test_the_chapter_map_lists_every_chapter_in_order_with_its_minutes():
     for stem, minutes in rows:
         measured = P.minutes(read(P.chapters()[[p.stem for p in CHAPTERS].index(stem)]))
         assert abs(int(minutes) - measured) <= 1, (stem, minutes, round(measured))
+
+
+# -- the tracks -------------------------------------------------------------------------------
+
+def _times(**minutes):
+    return [P.ChapterTime(stem, present, exercise, run, [], one_day)
+            for stem, (present, exercise, run, one_day) in minutes.items()]
+
+
+def test_a_day_gets_a_break_after_every_90_minutes_of_teaching():
+    assert P.plan()["break"] == {"after_minutes": 90, "minutes": 15}
+    assert [P.with_breaks(m) for m in (0, 90, 91, 180, 181, 300)] == [0, 90, 106, 195, 211, 345]
+
+
+def test_the_plan_lists_every_chapter_once_in_order_with_its_exercise():
+    """One line per chapter, keyed by file stem; an exercise's minutes go with the function its
+    chapter's exercise cell asks for, and only a chapter with an exercise cell has one."""
+    from course_lib.tooling.student_copy import tags
+
+    entries = P.plan()["chapters"]
+    assert [e["stem"] for e in entries] == [p.stem for p in CHAPTERS]
+    for entry in entries:
+        nb = read(P.NOTEBOOKS / f"{entry['stem']}.ipynb")
+        tasks = [c for c in nb.cells if "exercise" in tags(c)]
+        if not tasks:
+            assert "exercise" not in entry, entry["stem"]
+            continue
+        (task,) = tasks
+        name, minutes_ = entry["exercise"]["name"], entry["exercise"]["minutes"]
+        assert re.search(rf"^(async def|def|class) {name}\b", task.source, re.M), (entry["stem"], name)
+        assert 5 <= minutes_ <= 60 and minutes_ % 5 == 0
+
+
+def test_both_tracks_fit_their_days():
+    """The one-day track is about six hours with its exercises, run time and breaks; each day of
+    the two-day track is at most that; every chapter is placed once in each track."""
+    day = P.plan()["day_minutes"]
+    both = P.tracks()
+    assert P.track_problems(both) == []
+    (label, _, total), *rest = both["one day"]
+    assert label == "day 1" and day - 45 <= total <= day + P.DAY_SLACK
+    for name, track in both.items():
+        placed = [stem for _, stems, _ in track for stem in stems]
+        assert sorted(placed) == [p.stem for p in CHAPTERS], name
+
+
+def test_a_day_that_is_too_long_is_a_problem():
+    times = _times(a=(200, 30, 1.0, True), b=(150, 20, 0.5, True), c=(10, 0, 0, False))
+    tracks = P.tracks(times, {"a": 1, "b": 2, "c": None})
+    assert [d for d, _, _ in tracks["one day"]] == ["day 1", "day 2 / self-study"]
+    assert P.track_problems(tracks) == [f"one day, day 1: {P.with_breaks(401.5):.0f} minutes (at most "
+                                        f"{P.plan()['day_minutes'] + P.DAY_SLACK})"]
+
+
+def test_the_tracks_table_is_short():
+    table = P.tracks_table()
+    lines = table.splitlines()
+    assert max(len(line) for line in lines) <= P.TABLE_WIDTH
+    assert [line.split("|")[1].strip() for line in lines[2:2 + len(CHAPTERS)]] == [p.stem for p in CHAPTERS]
+    assert "total, one day, day 1" in table and "total, two days, day 2" in table
+
+
+def test_every_chapter_has_a_measured_run_time():
+    """``--measure`` ran every chapter: docs/timings.json has each one, rounded to 5 s."""
+    measured = P.timings()["chapters"]
+    assert sorted(measured) == [p.stem for p in CHAPTERS]
+    for stem, run in measured.items():
+        assert isinstance(run["run_seconds"], int) and run["run_seconds"] % 5 == 0, stem
+        assert all(c["seconds"] >= P.SLOW_CELL for c in run["slow_cells"]), stem
+
+
+def test_the_committed_tracks_page_is_what_the_command_writes():
+    assert P.TRACKS_PAGE.read_text(encoding="utf-8") == P.tracks_page(), \
+        "docs/tracks.md is stale: python -m course_lib.tooling.presentation --write-tracks"
+

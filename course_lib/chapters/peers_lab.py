@@ -7,7 +7,7 @@ Every peer run is a real process group: the peer, the wire tap it starts as its 
 (``peer_tap.py``) and the course server behind the tap. A run has a time budget and the whole
 group is killed when it ends, finished or not.
 
-    python -m course_lib.chapters.peers_lab install   # npm ci into fixtures/peers (set-up only)
+    python -m course_lib.chapters.peers_lab install   # npm ci into fixtures/peers and fixtures/slides (set-up only)
     python -m course_lib.chapters.peers_lab check     # the pinned versions, or how to install them
 """
 from __future__ import annotations
@@ -70,10 +70,15 @@ def npm_argv(*args: str) -> list[str]:
     return [node(), str(node_home() / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"), *args]
 
 
+SLIDES_DIR = PEERS_DIR.parent / "slides"  # the slide decks' reveal.js, pinned the same way
+
+
 def install() -> None:
-    """``npm ci`` into ``fixtures/peers``: exactly the locked tree, no global install, no scripts."""
-    subprocess.run(npm_argv("ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"),
-                   cwd=PEERS_DIR, check=True)
+    """``npm ci`` into ``fixtures/peers`` and ``fixtures/slides``: exactly the locked trees, no
+    global install, no scripts."""
+    for folder in (PEERS_DIR, SLIDES_DIR):
+        subprocess.run(npm_argv("ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"),
+                       cwd=folder, check=True)
 
 
 def pins() -> dict[str, str]:

@@ -28,8 +28,9 @@ before the budget is spent fails as "not run").
 A selection of chapters without widgets passes on its own merits (each widget chapter must show
 its widget, so nothing is required of the others).
 
-``python -m course_lib.tooling.browser_check --slides [NOTEBOOK]`` (``make slides-check``) is the
-cheap check of the static slides instead (:mod:`course_lib.tooling.slides_check`).
+``python -m course_lib.tooling.browser_check --slides [NOTEBOOK ...]`` (``make slides-check``: every
+chapter's static deck, a few seconds each, in one browser) is the check of the slides instead
+(:mod:`course_lib.tooling.slides_check`).
 
 Playwright drives ``/usr/bin/chromium`` (``CHROMIUM`` overrides it); it never downloads a browser.
 """
@@ -424,14 +425,18 @@ def passed(report: dict) -> bool:
 
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "--slides":
-        from course_lib.tooling.slides_check import SLIDES_DEFAULT, check_slides
+        from course_lib.tooling.slides_check import check_slides
 
         if not chromium_available():
             print(f"no Chromium at {CHROMIUM}: install it with 'apt-get install -y chromium'", file=sys.stderr)
             return 2
-        result = check_slides(Path(argv[1]) if len(argv) > 1 else SLIDES_DEFAULT)
-        print("\n".join(result.lines()))
-        return 0 if result.ok else 1
+        started = time.monotonic()
+        rest = argv[1:]
+        results = check_slides([Path(a) for a in rest if a != "--navigate"] or None, navigate="--navigate" in rest)
+        for result in results:
+            print("\n".join(result.lines()))
+        print(f"{len(results)} decks, {sum(r.ok for r in results)} ok, {time.monotonic() - started:.0f} s")
+        return 0 if results and all(r.ok for r in results) else 1
     timeout, parallel, budget, probe, paths = 300.0, 2, 900.0, True, []
     args = iter(argv)
     for arg in args:

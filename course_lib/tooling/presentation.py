@@ -13,17 +13,31 @@ chapter keeps to a few rules:
 * ``next_link``: every chapter but the last ends with ``**Next:** [NN_name](NN_name.ipynb)``
   naming the chapter that follows it.
 
-``python -m course_lib.tooling.presentation [NOTEBOOK ...]`` prints each chapter's estimate
-and problems (every chapter when none is named); it exits 1 if any chapter has a problem.
+Two tracks, from three figures per chapter: presenting minutes (the estimate above), exercise
+minutes (``fixtures/presentation/plan.json``: an estimate per exercise, keyed by the student's
+function its exercise cell defines) and the MEASURED run time (``docs/timings.json``: every cell
+executed with nbclient in a real kernel, by ``--measure``, rounded so a re-run rarely changes it).
+Cells that take ``SLOW_CELL`` seconds or more are flagged: an instructor runs them before class.
+The one-day track is the chapters the plan marks ``one_day`` (about ``day_minutes``, breaks
+included); the two-day track takes every chapter in order, a day at a time, and what does not
+fit is self-study. ``tracks_table()`` renders both as a short Markdown table (``docs/tracks.md``).
+
+``python -m course_lib.tooling.presentation [--measure] [--write-tracks] [NOTEBOOK ...]`` prints
+each chapter's minutes and problems (every chapter when none is named) and the tracks; it exits
+1 if any chapter has a problem. ``--measure`` executes the chapters first and rewrites their
+entries in ``docs/timings.json``; ``--write-tracks`` rewrites ``docs/tracks.md``.
 """
 from __future__ import annotations
 
+import json
+import os
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_lib.paths import NOTEBOOKS
+from course_lib.paths import NOTEBOOKS, ROOT
 from course_lib.tooling.slides import CONTINUE, SLIDE, SUBSLIDE, heading_levels, on_slide, slide_type
 from course_lib.tooling.student_copy import ANSWERS, dropped, tags
 
@@ -33,6 +47,12 @@ MAX_MINUTES = 40
 WORDS_PER_MINUTE = 130
 NEXT = re.compile(r"^\*\*Next:\*\*\s*\[[^\]]+\]\(([^)]+\.ipynb)\)")
 _HEADING = re.compile(r"^#{1,6}\s")
+PLAN = ROOT / "fixtures" / "presentation" / "plan.json"
+TIMINGS = ROOT / "docs" / "timings.json"
+TRACKS_PAGE = ROOT / "docs" / "tracks.md"
+SLOW_CELL = 10  # seconds: a cell this slow is run before class (its outputs are then ready)
+TABLE_WIDTH = 75
+DAY_SLACK = 15  # minutes a day may run over the plan's day_minutes ("about six hours")
 
 
 def chapters(folder: Path = NOTEBOOKS) -> list[Path]:
@@ -199,14 +219,223 @@ def check_all(paths: list[Path] | None = None) -> list[Report]:
     return [check(p, next((q for q in every if q.name > p.name), None) if p in every else None) for p in paths]
 
 
+# -- the tracks ---------------------------------------------------------------------------------
+
+def plan() -> dict:
+    """The course plan: the chapters in order (one line each, by file stem), their exercises'
+    minutes, the one-day selection, the day's length and its breaks."""
+    return json.loads(PLAN.read_text(encoding="utf-8"))
+
+
+def timings() -> dict:
+    """The measured run times (``--measure`` writes them): ``{"chapters": {stem: {...}}, ...}``."""
+    return json.loads(TIMINGS.read_text(encoding="utf-8")) if TIMINGS.exists() else {"chapters": {}}
+
+
+def _round(seconds: float, step: int) -> int:
+    return int(step * round(seconds / step))
+
+
+def measure(path: Path, timeout: int = 600) -> dict:
+    """Execute a chapter top to bottom in a real kernel (nbclient, nothing written back) and time
+    each cell; the chapter's run time counts the cells a deck shows (no solution or answers cell),
+    rounded to 5 s; each cell of ``SLOW_CELL`` s or more is flagged, rounded to 5 s."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    env_before = os.environ.pop("PYTEST_CURRENT_TEST", None)
+    seconds: dict[int, float] = {}
+    started = time.monotonic()
+    try:
+        client = NotebookClient(nb, kernel_name="python3", timeout=timeout, record_timing=False,
+                                store_widget_state=False, resources={"metadata": {"path": str(path.parent)}})
+        with client.setup_kernel():
+            for i, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                t = time.monotonic()
+                client.execute_cell(cell, i)
+                seconds[i] = time.monotonic() - t
+    finally:
+        if env_before is not None:
+            os.environ["PYTEST_CURRENT_TEST"] = env_before
+    shown = [i for i in seconds if not dropped(nb.cells[i])]
+    return {"run_seconds": _round(sum(seconds[i] for i in shown), 5),
+            "wall_seconds": _round(time.monotonic() - started, 5),
+            "slow_cells": [{"cell": i, "seconds": max(_round(seconds[i], 5), SLOW_CELL)}
+                           for i in shown if seconds[i] >= SLOW_CELL]}
+
+
+def write_timings(paths: list[Path]) -> dict:
+    """Measure ``paths`` one after the other and rewrite their entries in ``docs/timings.json``."""
+    data = timings()
+    data.setdefault("chapters", {})
+    for path in paths:
+        data["chapters"][path.stem] = measure(path)
+        print(f"measured {path.stem}: {data['chapters'][path.stem]}", flush=True)
+    data["chapters"] = dict(sorted(data["chapters"].items()))
+    data["load_average"] = round(os.getloadavg()[0] * 2) / 2
+    data["cores"] = os.cpu_count()
+    data["how"] = ("python -m course_lib.tooling.presentation --measure: every cell executed with nbclient in a "
+                   "real kernel; run_seconds counts the cells a deck shows; load_average: the machine's at the end")
+    TIMINGS.parent.mkdir(parents=True, exist_ok=True)
+    TIMINGS.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return data
+
+
+@dataclass
+class ChapterTime:
+    stem: str
+    present: int       # presenting minutes (``minutes``)
+    exercise: int      # the exercise's minutes (the plan's estimate)
+    run: float         # measured run minutes (``docs/timings.json``), 0 when not measured
+    slow_cells: list[dict]
+    one_day: bool
+
+    @property
+    def total(self) -> float:
+        return self.present + self.exercise + self.run
+
+
+def chapter_times() -> list[ChapterTime]:
+    """Every chapter of the plan, in its order, with its three figures."""
+    import nbformat
+
+    measured = timings().get("chapters", {})
+    out = []
+    for entry in plan()["chapters"]:
+        stem = entry["stem"]
+        nb = nbformat.read(NOTEBOOKS / f"{stem}.ipynb", as_version=4)
+        run = measured.get(stem, {})
+        out.append(ChapterTime(stem, round(minutes(nb)), entry.get("exercise", {}).get("minutes", 0),
+                               round(run.get("run_seconds", 0) / 60, 1), run.get("slow_cells", []),
+                               bool(entry.get("one_day"))))
+    return out
+
+
+def with_breaks(teaching: float) -> float:
+    """A day's minutes: its teaching plus a break after every ``after_minutes`` of teaching."""
+    rule = plan()["break"]
+    breaks = max(0, -(-int(round(teaching)) // rule["after_minutes"]) - 1)
+    return teaching + breaks * rule["minutes"]
+
+
+def tracks(times: list[ChapterTime] | None = None,
+           two_days: dict[str, int | None] | None = None) -> dict[str, list[tuple[str, list[str], float]]]:
+    """``{"one day": [(day, stems, minutes with breaks)], "two days": [...]}``, from the plan's
+    choices: ``one_day`` chapters make the one-day track (the others are day 2 / self-study);
+    ``two_days`` gives each chapter its day of the two-day track (null: self-study). A day's
+    minutes are its chapters' (present + exercise + run) with its breaks; self-study has none."""
+    times = times or chapter_times()
+    days = two_days if two_days is not None else {e["stem"]: e.get("two_days") for e in plan()["chapters"]}
+
+    def day(label: str, chosen: list[ChapterTime]) -> tuple[str, list[str], float]:
+        return label, [t.stem for t in chosen], with_breaks(sum(t.total for t in chosen))
+
+    one = [day("day 1", [t for t in times if t.one_day]),
+           ("day 2 / self-study", [t.stem for t in times if not t.one_day], 0.0)]
+    two = [day(f"day {n}", [t for t in times if days[t.stem] == n]) for n in (1, 2)]
+    two.append(("self-study", [t.stem for t in times if days[t.stem] not in (1, 2)], 0.0))
+    return {"one day": [d for d in one if d[1]], "two days": [d for d in two if d[1]]}
+
+
+def track_problems(both: dict | None = None) -> list[str]:
+    """The days longer than the plan's ``day_minutes`` (and ``DAY_SLACK``): "about six hours"."""
+    limit = plan()["day_minutes"] + DAY_SLACK
+    return [f"{name}, {day}: {total:.0f} minutes (at most {limit})"
+            for name, track in (both or tracks()).items() for day, _, total in track if total > limit]
+
+
+def _hours(minutes_: float) -> str:
+    m = int(round(minutes_))
+    return f"{m // 60} h {m % 60:02d}"
+
+
+def tracks_table(times: list[ChapterTime] | None = None) -> str:
+    """Both tracks as one Markdown table, a row per chapter (at most ``TABLE_WIDTH`` columns):
+    its presenting, exercise and measured run minutes and its day in each track, then each
+    day's total with its breaks."""
+    times = times or chapter_times()
+    both = tracks(times)
+    where = {name: {stem: day for day, stems, _ in track for stem in stems} for name, track in both.items()}
+    rows = [("chapter", "talk", "task", "run", "one day", "two days")]
+    for t in times:
+        run = f"{t.run:.1f}" + ("*" if t.slow_cells else "")
+        rows.append((t.stem, str(t.present), str(t.exercise), run,
+                     where["one day"][t.stem].replace(" / self-study", "+"),
+                     where["two days"][t.stem].replace("self-study", "self")))
+    for name in both:
+        for day, stems, total in both[name]:
+            if total:
+                rows.append((f"total, {name}, {day}", "", "", "", _hours(total) if name == "one day" else "",
+                             _hours(total) if name == "two days" else ""))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    right = {1, 2, 3}
+
+    def line(cells):
+        return "| " + " | ".join(c.rjust(w) if i in right else c.ljust(w)
+                                 for i, (c, w) in enumerate(zip(cells, widths))) + " |"
+
+    rule = "|" + "|".join(("-" * (w + 1) + ":") if i in right else ("-" * (w + 2)) for i, w in enumerate(widths)) + "|"
+    lines = [line(rows[0]), rule] + [line(r) for r in rows[1:]]
+    return "\n".join(lines)
+
+
+def tracks_page() -> str:
+    """``docs/tracks.md``: what ``--write-tracks`` writes (``tests/test_presentation.py`` compares)."""
+    day = plan()["day_minutes"]
+    rule = plan()["break"]
+    measured = timings()
+    return "\n".join([
+        "# Teaching the course: a one-day and a two-day track",
+        "",
+        "Generated by `python -m course_lib.tooling.presentation --write-tracks` from",
+        "`fixtures/presentation/plan.json` (the chapters, the exercises' minutes, the one-day",
+        "selection) and `docs/timings.json` (run times measured by `--measure`).",
+        "",
+        "Minutes per chapter: *talk* is the presenting estimate (words and code cells), *task*",
+        "the plan's estimate for the chapter's exercise, *run* the measured run time of its",
+        f"cells (`*`: it has a cell of {SLOW_CELL} s or more: run it before class, see",
+        "`make presentation`). A day is about",
+        f"{day // 60} hours: its chapters plus a {rule['minutes']}-minute break after every {rule['after_minutes']} minutes.",
+        "`day 2+`: a second day or self-study; `self`: self-study.",
+        f"Measured at a load average of {measured.get('load_average', '?')} on {measured.get('cores', '?')} cores.",
+        "",
+        tracks_table(),
+        "",
+    ])
+
+
 def main(argv: list[str]) -> int:
-    reports = check_all([Path(a).resolve() for a in argv] or None)
+    flags = {a for a in argv if a.startswith("--")}
+    paths = [Path(a).resolve() for a in argv if not a.startswith("--")]
+    if "--measure" in flags:
+        write_timings(paths or chapters())
+    if "--write-tracks" in flags:
+        TRACKS_PAGE.write_text(tracks_page(), encoding="utf-8")
+        print(f"wrote {TRACKS_PAGE.relative_to(ROOT)}")
+    reports = check_all(paths or None)
+    measured = timings().get("chapters", {})
+    planned = {e["stem"]: e for e in plan()["chapters"]}
     for r in reports:
-        print(f"{'ok  ' if r.ok else 'FAIL'} {r.path.name}: {r.minutes:.0f} min, {r.slides} slides")
+        stem = r.path.stem
+        run = measured.get(stem)
+        exercise = planned.get(stem, {}).get("exercise", {}).get("minutes", 0)
+        ran = f"run {run['run_seconds'] / 60:.1f} min (measured)" if run else "run not measured"
+        print(f"{'ok  ' if r.ok else 'FAIL'} {r.path.name}: present {r.minutes:.0f} min (estimated), "
+              f"exercise {exercise} min, {ran}, {r.slides} slides")
+        for cell in (run or {}).get("slow_cells", []):
+            print(f"     run before class: cell {cell['cell']} ({cell['seconds']} s)")
         for rule, problems in r.problems.items():
             for problem in problems:
                 print(f"     {rule}: {problem}")
-    return 0 if all(r.ok for r in reports) else 1
+    print()
+    print(tracks_table())
+    problems = track_problems()
+    for problem in problems:
+        print(f"FAIL track {problem}")
+    return 0 if all(r.ok for r in reports) and not problems else 1
 
 
 if __name__ == "__main__":

@@ -4,7 +4,12 @@ A chapter needs nothing extra to become a slide deck: its title cell and every m
 holding a ``##`` heading open a new slide, a cell holding a ``###`` heading opens a sub-slide,
 and every other cell continues the current one. ``make regen`` writes this metadata into each
 chapter (so JupyterLab's RISE extension can present it live), and ``make slides`` exports
-reveal.js HTML with nbconvert into the git-ignored ``slides/`` folder. A deck never holds a
+reveal.js HTML with nbconvert into the git-ignored ``slides/`` folder, through the course's
+template (``deck/course_deck``): no CDN, no jQuery, require.js or MathJax; the pinned reveal.js
+of ``fixtures/slides`` (installed by the set-up) is copied next to the decks, so the folder works
+offline; the slide is 1280 x 720 and ``deck/deck.js`` fits every slide to it in the browser
+(a block too wide is shrunk, then wrapped; a slide a little too tall is shrunk; a taller one
+goes on continuation slides). ``make slides-check`` measures the result. A deck never holds a
 reference solution or a self-check's answers: cells tagged ``solution`` or ``answers`` are left
 out of the export (reveal.js would show a cell's source even when JupyterLab keeps it
 collapsed), and an exercise check shows the first
@@ -93,16 +98,67 @@ def _trim_checks(nb) -> None:
                 output["data"] = {"text/plain": "\n".join(on_slide(text.rstrip("\n").splitlines()))}
 
 
+DECK = Path(__file__).with_name("deck")  # the deck template (course_deck/), deck.css, deck.js
+REVEAL = ROOT / "fixtures" / "slides" / "node_modules" / "reveal.js"  # pinned in fixtures/slides
+REVEAL_DIR = "reveal.js"  # where a deck finds its reveal.js: next to it, in the same folder
+THEME = "white"  # reveal.js's theme with its own fonts (others import fonts from the network)
+# What a deck loads of reveal.js, copied next to the decks: the script, its style sheets, the fonts.
+REVEAL_FILES = ("dist/reveal.js", "dist/reveal.css", f"dist/theme/{THEME}.css", "dist/theme/fonts/source-sans-pro",
+                "LICENSE")
+INSTALL = ("the slides need the course's pinned reveal.js (fixtures/slides): make slides installs it, or by hand\n"
+           "  .venv/bin/python -m course_lib.chapters.peers_lab install")
+
+
+class RevealMissing(RuntimeError):
+    """The pinned reveal.js is not installed: the message says how to install it."""
+
+
+def reveal_version() -> str:
+    """The installed reveal.js's version, checked against its exact pin in fixtures/slides."""
+    import json
+
+    manifest = REVEAL / "package.json"
+    pin = json.loads((ROOT / "fixtures" / "slides" / "package.json").read_text())["dependencies"]["reveal.js"]
+    if not manifest.exists():
+        raise RevealMissing(f"reveal.js is not installed.\n{INSTALL}")
+    version = json.loads(manifest.read_text())["version"]
+    if version != pin:
+        raise RevealMissing(f"reveal.js is {version}, the course pins {pin}.\n{INSTALL}")
+    return version
+
+
 @functools.cache
-def _exporter():
-    """One exporter for every chapter, as ``jupyter nbconvert`` does: its templates compile once."""
+def _exporter(course_deck: bool = False):
+    """One exporter for every chapter, as ``jupyter nbconvert`` does: its templates compile once.
+    ``course_deck``: the course's offline template (nbconvert's own reveal template otherwise,
+    which loads reveal.js, require.js, jQuery and MathJax from public CDNs)."""
     from nbconvert import SlidesExporter
 
-    return SlidesExporter(reveal_scroll=True)
+    if not course_deck:
+        return SlidesExporter(reveal_scroll=True)
+    return SlidesExporter(extra_template_basedirs=[str(DECK)], template_name="course_deck",
+                          reveal_url_prefix=REVEAL_DIR, reveal_theme=THEME,
+                          exclude_input_prompt=True, exclude_output_prompt=True)
 
 
-def export(path: Path, out_dir: Path) -> Path:
-    """Export one chapter as a reveal.js deck (stored outputs, nothing executed, no solution cell)."""
+def install_reveal(out_dir: Path) -> None:
+    """Copy what a deck loads of the pinned reveal.js into ``out_dir/reveal.js`` (when missing or stale)."""
+    import shutil
+
+    reveal_version()
+    target = out_dir / REVEAL_DIR
+    for name in REVEAL_FILES:
+        source, dest = REVEAL / name, target / name
+        if source.is_dir():
+            shutil.copytree(source, dest, dirs_exist_ok=True)
+        elif not dest.exists() or dest.read_bytes() != source.read_bytes():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, dest)
+    shutil.copyfile(REVEAL / "package.json", target / "package.json")
+
+
+def deck_nb(path: Path):
+    """The notebook a deck shows: slide metadata, no solution or answers cell, checks trimmed."""
     import nbformat
 
     from course_lib.tooling.student_copy import without_solutions
@@ -111,10 +167,23 @@ def export(path: Path, out_dir: Path) -> Path:
     annotate(nb)
     nb = without_solutions(nb)
     _trim_checks(nb)
-    body, _ = _exporter().from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
-    out_dir.mkdir(parents=True, exist_ok=True)
+    return nb
+
+
+def render(nb, name: str) -> str:
+    """A deck's HTML for ``nb`` (as ``deck_nb`` gives it), with the course's CSS and fitting script."""
+    assets = {"css": (DECK / "deck.css").read_text(encoding="utf-8"),
+              "js": (DECK / "deck.js").read_text(encoding="utf-8")}
+    body, _ = _exporter(True).from_notebook_node(nb, resources={"metadata": {"name": name}, "course_deck": assets})
+    return body
+
+
+def export(path: Path, out_dir: Path) -> Path:
+    """Export one chapter as a reveal.js deck (stored outputs, nothing executed, no solution cell)
+    into ``out_dir``, with the pinned reveal.js next to it: the folder works offline."""
+    install_reveal(out_dir)
     target = out_dir / f"{path.stem}.slides.html"
-    target.write_text(body, encoding="utf-8")
+    target.write_text(render(deck_nb(path), path.stem), encoding="utf-8")
     return target
 
 
