@@ -45,7 +45,7 @@ def judge_call(expected: str, call: list, reply: dict) -> tuple[str | None, str,
     data = error.get("data") if isinstance(error.get("data"), dict) else {}
     if data.get("crashed"):
         starter = STARTERS.get(data["crashed"])
-        return o.CRASH, f"{shown(call)}: your code crashed: {error['message'][len(CRASHED):]}", \
+        return o.CRASH, f"your code crashed: {error['message'][len(CRASHED):]}", \
             o.crashed(starter()) if starter else None
     if kind == expected:
         wanted = ran(call[0], call[1] if len(call) > 1 and call[1] is not None else {})
@@ -90,8 +90,9 @@ async def run_audit(ctx: Context, era: str) -> tuple:
         return None, f"{len(lines)} audit lines PASS", None
     line = bad[0] if bad else None
     said = f"{line.check} {line.verdict}: {line.detail}" if line else "the audit's tool probes did not run"
-    failure = o.CRASH if CRASHED.strip(": ") in said else o.HANG if "budget" in said else o.WRONG_REFUSAL
-    return failure, said[:200], None
+    crashed = next((name for name in STARTERS if f"{CRASHED}{name}" in said), None)
+    failure = o.CRASH if CRASHED in said else o.HANG if "budget" in said else o.WRONG_REFUSAL
+    return failure, said[:200], o.crashed(STARTERS[crashed]()) if crashed else None
 
 
 async def grade_checked_tools(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,

@@ -51,7 +51,7 @@ async def resend(session, size: str, state: str) -> str:
     return second.content[0].text
 
 
-async def attack(row: dict, lab, argv: tuple, budget: float) -> str:
+async def attack(row: dict, lab) -> str:
     """Run the row's order or attack on ``lab``; what the server said (an ``MCPError`` propagates)."""
     kind, size = row["attack"], row.get("size", "large")
     if kind == "none":
@@ -63,16 +63,25 @@ async def attack(row: dict, lab, argv: tuple, budget: float) -> str:
         return result.content[0].text
     if kind == "replay":  # the chapter's second attack: a small order's state on a large order
         return await resend(lab.session, size, await first_state(lab.session, "small"))
-    if kind == "foreign":  # a genuine state of this order, from another process of the same server
-        async with connect(list(argv), era=lab.era, request_timeout=budget) as other:
-            state = await first_state(other.session, size)
-        return await resend(lab.session, size, state)
+    if kind == "foreign":  # a genuine state of this order, from another process (see ``prepare``)
+        return await resend(lab.session, size, FOREIGN[id(lab)])
     if kind == "truncated":
         return await resend(lab.session, size, (await first_state(lab.session, size))[:-1])
     if kind == "garbage":
         answers = [await resend(lab.session, size, token) for token in row["tokens"]]
         return f"accepted {row['tokens']!r}: {answers[0]}"
     raise ValueError(f"unknown attack {kind!r}")
+
+
+FOREIGN: dict[int, str] = {}  # lab -> a state another process of the same server issued
+
+
+async def prepare(row: dict, lab, argv: tuple, budget: float) -> None:
+    """Outside the budget: the server has started and answered once; a foreign state is at hand."""
+    await lab.session.list_tools()
+    if row["attack"] == "foreign":
+        async with connect(list(argv), era=lab.era, request_timeout=budget) as other:
+            FOREIGN[id(lab)] = await first_state(other.session, row.get("size", "large"))
 
 
 def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
@@ -115,6 +124,9 @@ async def grade_sealed_state(student: Callable, battery: str = BATTERY, *, only:
                                              for s in scenarios], budget, battery))
         argv = tuple(child_argv("-m", "course_lib.grading.state_harness", str(path), student.__name__))
         scenarios = [replace(s, server=argv) for s in scenarios]
-        return await run_battery(title, scenarios, budget,
-                                 lambda s, lab: attack(rows[s.name], lab, argv, budget), judge,
-                                 battery=battery, request_timeout=budget)
+        try:
+            return await run_battery(title, scenarios, budget, lambda s, lab: attack(rows[s.name], lab), judge,
+                                     prepare=lambda s, lab: prepare(rows[s.name], lab, argv, budget),
+                                     battery=battery, request_timeout=budget)
+        finally:
+            FOREIGN.clear()
