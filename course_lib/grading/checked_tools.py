@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+import anyio
+
 from course_lib.audit import lists, tools
 from course_lib.audit.report import Report
 from course_lib.audit.session import Context, ProbeFailed, Target, error_of, probe
@@ -27,6 +29,7 @@ from course_lib.grading.tool_harness import ran
 from course_lib.scenarios import for_each
 
 BATTERY = "checked_tools"
+STARTUP = 30.0  # seconds for a reply while the server may still be starting (an audit probe's request timeout)
 AUDITED = ("tool.unknown", "tool.arguments", "tool.invalid-input")
 # expected answer -> answer the audit reads -> failure kind
 KIND_OF = {"result": {"isError": o.WRONG_REFUSAL, "-32602": o.WRONG_REFUSAL, "error": o.WRONG_REFUSAL},
@@ -56,25 +59,34 @@ def judge_call(expected: str, call: list, reply: dict) -> tuple[str | None, str,
     return KIND_OF[expected][kind], f"{shown(call)}: {said}", None
 
 
-async def run_rows(ctx: Context, era: str, rows: list[dict]) -> dict[str, tuple]:
-    """The calls of every row on one server process; (failure, observed, outcome) per row."""
+async def run_rows(ctx: Context, era: str, rows: list[dict], budget: float) -> dict[str, tuple]:
+    """The calls of every row on one server process; (failure, observed, outcome) per row.
+
+    The server's start-up is waited for first (a ``tools/list``, under the probe's own timeout);
+    then each call has ``budget`` seconds, and after a call that gets no answer nothing is asked."""
     out: dict[str, tuple] = {}
     try:
         async with probe(ctx, era) as wire:
+            await wire.request("tools/list", {})
             for row in rows:
                 verdict = (None, f"{len(row['calls'])} calls, each {row['answer']}", None)
                 for call in row["calls"]:
                     params = {"name": call[0], **({"arguments": call[1]} if len(call) > 1 else {})}
-                    found = judge_call(row["answer"], call, await wire.request("tools/call", params))
+                    with anyio.move_on_after(budget) as scope:
+                        reply = await wire.request("tools/call", params)
+                    if scope.cancelled_caught:
+                        stopped = (o.HANG, f"{shown(call)}: {o.no_result(budget)}", o.hung(budget))
+                        out.update({r["name"]: stopped for r in rows if r["name"] not in out})
+                        return out
+                    found = judge_call(row["answer"], call, reply)
                     if found[0] is not None:
                         verdict = found
                         break
                 out[row["name"]] = verdict
     except ProbeFailed as exc:
-        hang = exc.check in ("reply_timeout", "budget")
         for row in rows:
-            out.setdefault(row["name"], (o.HANG if hang else o.LAB, f"{exc.check}: {exc.message}"[:200],
-                                         o.hung(ctx.request_timeout) if hang else None))
+            out.setdefault(row["name"], (o.LAB, f"the lab could not run: {exc.check}: {exc.message}"[:200],
+                                         None))
     return out
 
 
@@ -84,7 +96,7 @@ async def run_audit(ctx: Context, era: str) -> tuple:
     report = Report(ctx.target.argv, era)
     await lists.run(ctx, era, report)
     await tools.run(ctx, era, report)
-    lines = [line for line in report.lines if line.check in AUDITED or line.check == "probe.ended"]
+    lines = [line for line in report.lines if line.check in AUDITED or line.verdict == "FAIL"]
     bad = [line for line in lines if line.verdict != "PASS"]
     if not bad and {line.check for line in lines} >= set(AUDITED):
         return None, f"{len(lines)} audit lines PASS", None
@@ -115,9 +127,9 @@ async def grade_checked_tools(student: Callable, battery: str = BATTERY, *, only
 
         async def run_era(era: str) -> dict[str, tuple]:
             wanted = [rows[s.name] for s in scenarios if s.era == era]
-            ctx = Context(Target(argv), budget * 10 + 30, budget)
+            ctx = Context(Target(argv), budget * 10 + 60, STARTUP)
             calls = [row for row in wanted if row["answer"] != "audit"]
-            found = await run_rows(ctx, era, calls) if calls else {}
+            found = await run_rows(ctx, era, calls, budget) if calls else {}
             if any(row["answer"] == "audit" for row in wanted):
                 found["audit"] = await run_audit(ctx, era)
             return found

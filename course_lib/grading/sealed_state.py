@@ -27,6 +27,7 @@ from course_lib.labs import connect
 from course_lib.stateless import call_by_hand, tamper
 
 BATTERY = "sealed_state"
+STARTUP = 30.0  # seconds a request may wait while the server starts (the budget bounds the student's calls)
 STARTERS = {"NotImplementedError": NotImplementedError, "NameError": NameError}
 
 
@@ -64,7 +65,10 @@ async def attack(row: dict, lab) -> str:
     if kind == "replay":  # the chapter's second attack: a small order's state on a large order
         return await resend(lab.session, size, await first_state(lab.session, "small"))
     if kind == "foreign":  # a genuine state of this order, from another process (see ``prepare``)
-        return await resend(lab.session, size, FOREIGN[id(lab)])
+        state = FOREIGN[id(lab)]
+        if isinstance(state, MCPError):
+            raise state
+        return await resend(lab.session, size, state)
     if kind == "truncated":
         return await resend(lab.session, size, (await first_state(lab.session, size))[:-1])
     if kind == "garbage":
@@ -73,15 +77,18 @@ async def attack(row: dict, lab) -> str:
     raise ValueError(f"unknown attack {kind!r}")
 
 
-FOREIGN: dict[int, str] = {}  # lab -> a state another process of the same server issued
+FOREIGN: dict[int, str | MCPError] = {}  # lab -> a state another process of the same server issued
 
 
-async def prepare(row: dict, lab, argv: tuple, budget: float) -> None:
+async def prepare(row: dict, lab, argv: tuple) -> None:
     """Outside the budget: the server has started and answered once; a foreign state is at hand."""
     await lab.session.list_tools()
     if row["attack"] == "foreign":
-        async with connect(list(argv), era=lab.era, request_timeout=budget) as other:
-            FOREIGN[id(lab)] = await first_state(other.session, row.get("size", "large"))
+        async with connect(list(argv), era=lab.era, request_timeout=STARTUP) as other:
+            try:
+                FOREIGN[id(lab)] = await first_state(other.session, row.get("size", "large"))
+            except MCPError as exc:  # the student's code failed there: the row's answer, not the lab's
+                FOREIGN[id(lab)] = exc
 
 
 def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
@@ -126,7 +133,7 @@ async def grade_sealed_state(student: Callable, battery: str = BATTERY, *, only:
         scenarios = [replace(s, server=argv) for s in scenarios]
         try:
             return await run_battery(title, scenarios, budget, lambda s, lab: attack(rows[s.name], lab), judge,
-                                     prepare=lambda s, lab: prepare(rows[s.name], lab, argv, budget),
-                                     battery=battery, request_timeout=budget)
+                                     prepare=lambda s, lab: prepare(rows[s.name], lab, argv),
+                                     battery=battery, request_timeout=STARTUP)
         finally:
             FOREIGN.clear()
