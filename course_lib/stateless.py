@@ -57,15 +57,28 @@ def cache_table(store, targets: dict[str, str], title: str | None = None) -> Tab
 def tamper(state: str, **changes: Any) -> str:
     """``request_state`` with some fields changed, as an attacker would try.
 
-    A plain JSON state is edited directly. A sealed state (``base64(payload).tag``) gets its
-    payload edited and the old tag kept: the attacker cannot compute a new one.
+    A plain JSON state is edited directly. A state with a readable part (a dot-separated part
+    that is base64 of a JSON object, as in ``base64(payload).tag``) gets that part edited and
+    the rest kept: the attacker cannot compute a new tag. A state with nothing readable gets
+    its last letter or digit changed.
     """
+    compact = {"sort_keys": True, "separators": (",", ":")}
     if state.startswith("{"):
-        return json.dumps({**json.loads(state), **changes}, sort_keys=True, separators=(",", ":"))
-    body, _, tag = state.rpartition(".")
-    payload = json.loads(base64.urlsafe_b64decode(body.encode()))
-    edited = json.dumps({**payload, **changes}, sort_keys=True, separators=(",", ":"))
-    return base64.urlsafe_b64encode(edited.encode()).decode() + "." + tag
+        return json.dumps({**json.loads(state), **changes}, **compact)
+    parts = state.split(".")
+    for i, part in enumerate(parts):
+        try:
+            payload = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+        except ValueError:
+            continue
+        if isinstance(payload, dict):
+            edited = base64.urlsafe_b64encode(json.dumps({**payload, **changes}, **compact).encode()).decode()
+            return ".".join(parts[:i] + [edited.rstrip("=") if len(part) % 4 else edited] + parts[i + 1:])
+    for i in range(len(state) - 1, -1, -1):
+        if state[i].isascii() and state[i].isalnum():
+            new = "0" if state[i] != "0" else "1"
+            return state[:i] + new + state[i + 1:]
+    return state + "x"
 
 
 def read_state(state: str) -> dict:
@@ -131,7 +144,7 @@ CHECKLIST = (
     ("Untrusted input", "check arguments in the handler; an input schema is only a contract",
      "09_stateless_wire (input schema)"),
     ("Untrusted input", "cursors are opaque and verified; forged, expired, foreign: -32602",
-     "02_cursor_failures"),
+     "03_paginating_server (signed cursors)"),
     ("Untrusted input", "resource URIs arrive in odd spellings; match them exactly",
      "06_resources_and_uris"),
     ("Untrusted output", "adopt only complete, valid listings; a rejected refresh changes nothing",
@@ -141,8 +154,8 @@ CHECKLIST = (
     ("Transport", "HTTP: refuse a foreign Origin or Host; bind to 127.0.0.1 when local",
      "09_stateless_wire (stdio or HTTP)"),
     ("Transport", "HTTP: TLS for every remote server", NOT_SHOWN),
-    ("Limits and timeouts", "page, item and time budgets end every walk",
-     "01_pagination, 02_cursor_failures"),
+    ("Limits and timeouts", "page and item budgets end every walk",
+     "01_pagination (budgets), 02_cursor_failures (budgets)"),
     ("Limits and timeouts", "input_required rounds are capped (input_required_max_rounds)",
      "10_stateless_cache (input_required)"),
     ("Limits and timeouts", "every lab has a request and a lab budget; no server outlives its lab",

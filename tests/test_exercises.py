@@ -28,7 +28,8 @@ EXERCISES = {
     "06_resources_and_uris": ("my_is_allowed", "grade_allowlist"),
     "07_envelope_client": ("my_check_reply", "grade_envelope"),
     "08_snapshot_bundles": [("my_acquire", "grade_bundles"), ("my_read", "grade_snapshot_server")],
-    "10_stateless_cache": ("my_refresh", "grade_cache_refresh"),
+    "09_stateless_wire": ("my_call_tool", "grade_checked_tools"),
+    "10_stateless_cache": ("my_sealer", "grade_sealed_state"),
     "12_capstone": ("MyClient", "grade_capstone"),
 }
 

@@ -362,7 +362,7 @@ async def test_no_server_outlives_a_failing_block():
 # -- 6. the checklist --------------------------------------------------------------------------------
 
 def test_checklist_links_only_course_chapters():
-    chapters = {"00_orientation", "01_pagination", "02_cursor_failures", "04_schema_cache",
+    chapters = {"00_orientation", "01_pagination", "02_cursor_failures", "03_paginating_server", "04_schema_cache",
                 "06_resources_and_uris", "07_envelope_client", "08_snapshot_bundles", "09_stateless_wire",
                 "10_stateless_cache"}
     items = {item for item, _, _ in CHECKLIST}

@@ -4,7 +4,12 @@ A mode selects one decision each:
 
 * ``modern``      — working tools (echo, boom, provision, forever), ``request_state`` sent in clear;
 * ``sealed``      — the same tools, but ``request_state`` carries an HMAC the server verifies;
-* ``legacy-only`` — a server that only knows the handshake: ``server/discover`` answers -32601;
+* ``legacy-only``, ``legacy-versions``, ``future-only``, ``renegotiate`` — how ``server/discover`` is
+  refused (``DISCOVER_REFUSALS``): -32601 by a server that knows only the handshake; -32022 naming
+  only handshake versions; -32022 naming only a version the client lacks; -32022 naming
+  2026-07-28 for the first probe only (as to a client that proposed a version the server lacks);
+* ``header-mismatch`` — the working tools, but the first ``tools/call`` is refused with -32020
+  (a server whose listing the client is assumed not to have read);
 * ``catalog``     — a two-page catalog that a ``bump`` tool replaces; cursors survive the change
   (every catalog entry answers a call with one line naming itself);
 * ``versioned``   — the same catalog, but cursors name the catalog version and expire with it;
@@ -34,7 +39,15 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from course_lib.protocol import ENVELOPE_KEYS, MODERN_VERSION, ROUTING_HEADERS
 from course_lib.servers._base import lab_file, parser, serve
 
-MODES = ("modern", "sealed", "legacy-only", "catalog", "versioned", "public", "drifting", "churning")
+# mode: (code, data.supported, refuse every probe (else the first only), serve the handshake only)
+DISCOVER_REFUSALS = {
+    "legacy-only": (types.METHOD_NOT_FOUND, None, True, True),
+    "legacy-versions": (types.UNSUPPORTED_PROTOCOL_VERSION, ["2025-11-25"], True, True),
+    "future-only": (types.UNSUPPORTED_PROTOCOL_VERSION, ["2099-01-01"], True, True),
+    "renegotiate": (types.UNSUPPORTED_PROTOCOL_VERSION, [MODERN_VERSION], False, False),
+}
+MODES = ("modern", "sealed", *DISCOVER_REFUSALS, "header-mismatch", "catalog", "versioned", "public", "drifting",
+         "churning")
 VERSIONED = ("versioned", "drifting", "churning")
 CATALOG_MODES = ("catalog", "public", *VERSIONED)
 TTL_MS = 60_000
@@ -73,7 +86,7 @@ def elicit(message: str, schema: dict) -> types.ElicitRequest:
 class StateCodec:
     """``request_state`` as the client sees it. Plain JSON, or JSON plus an HMAC tag.
 
-    The tag binds the state to the tool name and arguments of the call it belongs to, so a
+    The tag binds the state to the call it belongs to (``{"name": ..., "arguments": ...}``), so a
     state cannot be edited, nor replayed on another call. The key is per process (a
     multi-replica deployment would share one from its secret store).
     """
@@ -82,17 +95,18 @@ class StateCodec:
         self.sealed = sealed
         self.key = secrets.token_bytes(32)
 
-    def _tag(self, payload: str, binding: str) -> str:
+    def _tag(self, payload: str, call: dict) -> str:
+        binding = json.dumps(call, sort_keys=True, separators=(",", ":"))
         return hmac.new(self.key, f"{binding}\n{payload}".encode(), hashlib.sha256).hexdigest()[:32]
 
-    def dump(self, state: dict, binding: str) -> str:
+    def dump(self, state: dict, binding: dict) -> str:
         payload = json.dumps(state, sort_keys=True, separators=(",", ":"))
         if not self.sealed:
             return payload
         body = base64.urlsafe_b64encode(payload.encode()).decode()
         return f"{body}.{self._tag(payload, binding)}"
 
-    def load(self, token: str, binding: str) -> dict:
+    def load(self, token: str, binding: dict) -> dict:
         if self.sealed:
             body, _, tag = token.rpartition(".")
             try:
@@ -114,12 +128,13 @@ class StateCodec:
 
 
 class Modern:
-    def __init__(self, mode: str, principal: str | None):
+    def __init__(self, mode: str, principal: str | None, codec=None):
         self.mode = mode
         self.principal = principal
         self.version = 1
         self.drifted = False
-        self.codec = StateCodec(sealed=mode == "sealed")
+        self.mismatched = False
+        self.codec = codec or StateCodec(sealed=mode == "sealed")  # any object with dump() and load()
         self.bus = InMemorySubscriptionBus()
 
     # -- listing ---------------------------------------------------------------------------
@@ -160,6 +175,9 @@ class Modern:
     async def call(self, ctx, params: types.CallToolRequestParams):
         args = params.arguments or {}
         name = params.name
+        if self.mode == "header-mismatch" and not self.mismatched:
+            self.mismatched = True
+            raise MCPError(types.HEADER_MISMATCH, f"the call of {name!r} does not match the listed tool")
         if name == "echo":
             return text(str(args.get("text", "")))
         if name == "boom":
@@ -178,7 +196,7 @@ class Modern:
             return self.provision(params, args)
         if name == "forever":
             return types.InputRequiredResult(input_requests={"again": elicit("Confirm once more?", CONFIRM_SCHEMA)},
-                                             request_state=self.codec.dump({"step": "again"}, "forever"))
+                                             request_state=self.codec.dump({"step": "again"}, call_of(params)))
         if self.mode in CATALOG_MODES and name in CATALOG_ENTRIES:
             # Any version's entries: a walk can list a tool of the catalog that was just replaced.
             return text(f"{name}: entry of catalog version {CATALOG_ENTRIES[name]}")
@@ -194,7 +212,7 @@ class Modern:
         size = args.get("size")
         if size not in PRICES:
             raise MCPError(types.INVALID_PARAMS, "size must be 'small' or 'large'")
-        binding = f"provision:{size}"
+        binding = call_of(params)
         answers = params.input_responses or {}
         if params.request_state is None:
             state = {"step": "region", "size": size, "price": PRICES[size]}
@@ -214,6 +232,11 @@ class Modern:
         raise MCPError(types.INVALID_PARAMS, "request_state names no step", {"reason": "state_malformed"})
 
 
+def call_of(params: types.CallToolRequestParams) -> dict:
+    """The call a ``request_state`` is issued for: the tool's name and its arguments."""
+    return {"name": params.name, "arguments": params.arguments or {}}
+
+
 def _accepted(response, field: str):
     content = getattr(response, "content", None) or {}
     if getattr(response, "action", None) != "accept" or field not in content:
@@ -221,8 +244,8 @@ def _accepted(response, field: str):
     return content[field]
 
 
-def build(mode: str, principal: str | None = None) -> Server:
-    lab = Modern(mode, principal)
+def build(mode: str, principal: str | None = None, codec=None) -> Server:
+    lab = Modern(mode, principal, codec)
 
     async def on_list_tools(ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return lab.list_tools(None if params is None else params.cursor)
@@ -235,18 +258,23 @@ def build(mode: str, principal: str | None = None) -> Server:
     return server
 
 
-def serve_handshake_only(server: Server) -> int:
-    """Serve like a server written before 2026-07-28: it knows only the handshake.
+def serve_refusing_discover(server: Server, mode: str) -> int:
+    """Serve with ``server/discover`` refused as ``DISCOVER_REFUSALS[mode]`` says.
 
-    ``server/discover`` is an unknown method (-32601), and the per-request envelope means
-    nothing to it (the keys are dropped, so a request before ``initialize`` is refused as
-    a pre-handshake request). Everything else reaches the same ``Server``.
+    A handshake-only server (a server written before 2026-07-28) also ignores the per-request
+    envelope: its keys are dropped, so a request before ``initialize`` is refused as a
+    pre-handshake request. Everything else reaches the same ``Server``.
     """
     import anyio
     from mcp.server.stdio import stdio_server
     from mcp.shared.message import SessionMessage
 
+    code, supported, every, handshake_only = DISCOVER_REFUSALS[mode]
+    message_of = {types.METHOD_NOT_FOUND: "Method not found"}.get(code, "Unsupported protocol version")
+    refused = 0
+
     async def main() -> None:
+        nonlocal refused
         async with stdio_server() as (read, write):
             ready = lab_file("ready")
             if ready is not None:
@@ -254,17 +282,21 @@ def serve_handshake_only(server: Server) -> int:
             forward, forwarded = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
             async def pump() -> None:
+                nonlocal refused
                 async with forward:
                     async for item in read:
                         message = getattr(item, "message", None)
                         if isinstance(message, types.JSONRPCRequest):
-                            if message.method == "server/discover":
-                                error = types.ErrorData(code=types.METHOD_NOT_FOUND, message="Method not found")
+                            meta = (message.params or {}).get("_meta")
+                            if message.method == "server/discover" and (every or not refused):
+                                refused += 1
+                                asked = meta.get(ENVELOPE_KEYS[0]) if isinstance(meta, dict) else None
+                                data = None if supported is None else {"supported": supported, "requested": asked}
+                                error = types.ErrorData(code=code, message=message_of, data=data)
                                 await write.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=message.id,
                                                                                    error=error)))
                                 continue
-                            meta = (message.params or {}).get("_meta")
-                            if isinstance(meta, dict):
+                            if handshake_only and isinstance(meta, dict):
                                 for key in ENVELOPE_KEYS:
                                     meta.pop(key, None)
                         await forward.send(item)
@@ -356,6 +388,6 @@ def main(argv: list[str]) -> int:
     server = build(args.mode, args.principal)
     if args.http:
         return serve_http(server)
-    if args.mode == "legacy-only":
-        return serve_handshake_only(server)
+    if args.mode in DISCOVER_REFUSALS:
+        return serve_refusing_discover(server, args.mode)
     return serve(server)

@@ -1,0 +1,139 @@
+"""Chapter 10's exercise: ``my_sealer(key) -> (seal, unseal)``, the ``request_state`` of a real server.
+
+The function is copied into a module (``grading.child``) and served by ``grading.state_harness``
+as the ``modern`` server's codec, a real stdio server at 2026-07-28 (``request_state`` exists only
+there). Each row of ``fixtures/grading/sealed_state.json`` drives ``provision`` by hand on a fresh
+server: an honest order must complete at its price; the chapter's attacks (a forged price, a small
+order's state replayed on a large one) and a state from another server process, a state cut short,
+and states the server never issued must each be refused with -32602 before anything is charged."""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable
+
+import mcp_types as types
+from mcp import MCPError
+
+from course_lib.display import error_line
+from course_lib.grading import outcome as o
+from course_lib.grading.battery import Scenario, load_battery, rows_of, select
+from course_lib.grading.child import SourceError, child_argv, write_module
+from course_lib.grading.paging_harness import CRASHED
+from course_lib.grading.runner import run_battery
+from course_lib.grading.scorecard import Scorecard, Verdict, publish
+from course_lib.labs import connect
+from course_lib.stateless import call_by_hand, tamper
+
+BATTERY = "sealed_state"
+STARTUP = 30.0  # seconds a request may wait while the server starts (the budget bounds the student's calls)
+STARTERS = {"NotImplementedError": NotImplementedError, "NameError": NameError}
+
+
+async def answer(key: str, params) -> types.ElicitResult:
+    """The client's answers: region eu-west, and yes to the price."""
+    content = {"region": "eu-west"} if key == "region" else {"ok": True}
+    return types.ElicitResult(action="accept", content=content)
+
+
+async def first_state(session, size: str) -> str:
+    """The ``request_state`` of round 1 of an order of ``size``."""
+    result = await session.call_tool("provision", {"size": size}, allow_input_required=True)
+    return result.request_state
+
+
+async def resend(session, size: str, state: str) -> str:
+    """Round 2 of an order of ``size`` with ``state``; the text the server answers in the end."""
+    second = await session.call_tool("provision", {"size": size}, allow_input_required=True,
+                                     input_responses={"region": await answer("region", None)}, request_state=state)
+    if isinstance(second, types.InputRequiredResult):
+        return f"accepted, asks: {second.input_requests['approve'].params.message}"
+    return second.content[0].text
+
+
+async def attack(row: dict, lab) -> str:
+    """Run the row's order or attack on ``lab``; what the server said (an ``MCPError`` propagates)."""
+    kind, size = row["attack"], row.get("size", "large")
+    if kind == "none":
+        result, _ = await call_by_hand(lab.session, "provision", {"size": size}, answer)
+        return result.content[0].text
+    if kind == "price":  # the chapter's first attack: round 2 carries a state edited to price=0
+        edit = lambda n, state: tamper(state, price=0) if n == 1 else state  # noqa: E731
+        result, _ = await call_by_hand(lab.session, "provision", {"size": size}, answer, edit_state=edit)
+        return result.content[0].text
+    if kind == "replay":  # the chapter's second attack: a small order's state on a large order
+        return await resend(lab.session, size, await first_state(lab.session, "small"))
+    if kind == "foreign":  # a genuine state of this order, from another process (see ``prepare``)
+        state = FOREIGN[id(lab)]
+        if isinstance(state, MCPError):
+            raise state
+        return await resend(lab.session, size, state)
+    if kind == "truncated":
+        return await resend(lab.session, size, (await first_state(lab.session, size))[:-1])
+    if kind == "garbage":
+        answers = [await resend(lab.session, size, token) for token in row["tokens"]]
+        return f"accepted {row['tokens']!r}: {answers[0]}"
+    raise ValueError(f"unknown attack {kind!r}")
+
+
+FOREIGN: dict[int, str | MCPError] = {}  # lab -> a state another process of the same server issued
+
+
+async def prepare(row: dict, lab, argv: tuple) -> None:
+    """Outside the budget: the server has started and answered once; a foreign state is at hand."""
+    await lab.session.list_tools()
+    if row["attack"] == "foreign":
+        async with connect(list(argv), era=lab.era, request_timeout=STARTUP) as other:
+            try:
+                FOREIGN[id(lab)] = await first_state(other.session, row.get("size", "large"))
+            except MCPError as exc:  # the student's code failed there: the row's answer, not the lab's
+                FOREIGN[id(lab)] = exc
+
+
+def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
+    """The row's expected answer: the completed order, or -32602 before anything is charged."""
+    wanted = s.expect.get("value")
+    error = outcome.error
+    if outcome.kind == o.REFUSED and isinstance(error, MCPError):
+        crashed = error.error.data.get("crashed") if isinstance(error.error.data, dict) else None
+        if error.error.code == types.INTERNAL_ERROR and crashed:
+            starter = STARTERS.get(crashed)
+            shown = o.crashed(starter()) if starter else outcome
+            return Verdict(s, False, "your code crashed: " + error.error.message[len(CRASHED):], o.CRASH, shown)
+        if error.error.code == types.REQUEST_TIMEOUT:
+            return Verdict(s, False, "the server did not answer in time: your code never returned", o.HANG,
+                           o.hung(outcome.budget))
+        if wanted is None and error.error.code == types.INVALID_PARAMS:
+            return Verdict(s, True, f"refused: {error_line(error)}", None, outcome)
+        return Verdict(s, False, f"the server answered {error_line(error)}", o.WRONG_REFUSAL, outcome)
+    if outcome.kind == o.RETURNED:
+        if wanted is not None and outcome.value == wanted:
+            return Verdict(s, True, f"answered {outcome.value!r}", None, outcome)
+        kind = o.WRONG_RESULT if wanted is not None else o.MISSING_REFUSAL
+        return Verdict(s, False, f"the server answered {outcome.value!r}"[:160], kind, outcome)
+    return Verdict(s, False, o.describe(outcome), o.failure_of(outcome) or o.WRONG_RESULT, outcome)
+
+
+async def grade_sealed_state(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
+                             budget: float | None = None) -> Scorecard:
+    """Grade ``my_sealer(key) -> (seal, unseal)`` as the codec of real ``modern`` servers."""
+    title, scenarios, spec = load_battery(battery)
+    scenarios = select(scenarios, only, None)
+    rows = rows_of(spec)
+    budget = budget or spec.get("budget_seconds", 10.0)
+    with tempfile.TemporaryDirectory(prefix="course-sealed-") as folder:
+        try:
+            path = write_module(Path(folder), "student_sealer", student, spec.get("unavailable", ()))
+        except SourceError as exc:
+            failed = o.crashed(exc)
+            return publish(Scorecard(title, [Verdict(s, False, o.describe(failed), o.CRASH, failed)
+                                             for s in scenarios], budget, battery))
+        argv = tuple(child_argv("-m", "course_lib.grading.state_harness", str(path), student.__name__))
+        scenarios = [replace(s, server=argv) for s in scenarios]
+        try:
+            return await run_battery(title, scenarios, budget, lambda s, lab: attack(rows[s.name], lab), judge,
+                                     prepare=lambda s, lab: prepare(rows[s.name], lab, argv),
+                                     battery=battery, request_timeout=STARTUP)
+        finally:
+            FOREIGN.clear()

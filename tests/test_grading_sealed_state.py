@@ -1,0 +1,190 @@
+"""The exercise of 10_stateless_cache: ``my_sealer(key) -> (seal, unseal)`` as the codec of a real
+``modern`` server. The reference passes every row, the starter scores 0, and known-wrong sealers
+fail at their named rows (one per kind of failure), judged on the wire."""
+import ast
+import base64
+import hashlib
+import hmac
+import importlib.util
+import json
+
+import mcp_types as types
+import nbformat
+import pytest
+from mcp import MCPError
+
+from course_lib.grading import outcome as o
+from course_lib.grading.battery import load_battery
+from course_lib.grading.sealed_state import grade_sealed_state, judge
+from course_lib.paths import NOTEBOOKS
+from course_lib.tooling.student_copy import solution_sources
+from scorecard_checks import assert_flagged
+
+pytestmark = pytest.mark.anyio
+TITLE, SCENARIOS, SPEC = load_battery("sealed_state")
+ROWS = [s.name for s in SCENARIOS]
+
+
+def reference(tmp_path):
+    """``reference_my_sealer`` as the chapter's hidden solution defines it, from a real file."""
+    nb = nbformat.read(NOTEBOOKS / "10_stateless_cache.ipynb", as_version=4)
+    tree = ast.parse("\n".join(solution_sources(nb)))
+    tree.body = [node for node in tree.body if not any(isinstance(n, ast.Await) for n in ast.walk(node))]
+    path = tmp_path / "chapter_reference.py"
+    path.write_text(ast.unparse(tree), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("chapter_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.reference_my_sealer
+
+
+def starter(key):
+    raise NotImplementedError("write your sealer here")
+
+
+def plain(key):
+    """No seal at all: the state as JSON, read back as JSON (what the unsealed mode does)."""
+    def seal(state, call):
+        return json.dumps(state, sort_keys=True)
+
+    def unseal(token, call):
+        try:
+            return json.loads(token)
+        except ValueError:
+            raise MCPError(types.INVALID_PARAMS, "unreadable state") from None
+    return seal, unseal
+
+
+def _mac(key, text):
+    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+
+
+def unbound(key):
+    """Signed, but not bound to the call: a small order's state passes on a large order."""
+    def seal(state, call):
+        body = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
+        return f"{body}.{_mac(key, body)}"
+
+    def unseal(token, call):
+        body, _, mac = token.rpartition(".")
+        if not body or not hmac.compare_digest(mac, _mac(key, body)):
+            raise MCPError(types.INVALID_PARAMS, "request_state failed verification")
+        return json.loads(base64.urlsafe_b64decode(body))
+    return seal, unseal
+
+
+def own_key(key):
+    """Bound to the call, but signed with a constant instead of the process's key."""
+    secret = b"course-constant"
+
+    def seal(state, call):
+        body = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
+        return f"{body}.{_mac(secret, json.dumps(call, sort_keys=True) + body)}"
+
+    def unseal(token, call):
+        body, _, mac = token.rpartition(".")
+        if not body or not hmac.compare_digest(mac, _mac(secret, json.dumps(call, sort_keys=True) + body)):
+            raise MCPError(types.INVALID_PARAMS, "request_state failed verification")
+        return json.loads(base64.urlsafe_b64decode(body))
+    return seal, unseal
+
+
+def decodes_first(key):
+    """Decodes before it verifies, and lets the decoding error escape (a crash, -32603)."""
+    def seal(state, call):
+        body = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
+        return f"{body}.{_mac(key, json.dumps(call, sort_keys=True) + body)}"
+
+    def unseal(token, call):
+        body, mac = token.split(".")
+        state = json.loads(base64.b64decode(body, validate=True))
+        if not hmac.compare_digest(mac, _mac(key, json.dumps(call, sort_keys=True) + body)):
+            raise MCPError(types.INVALID_PARAMS, "request_state failed verification")
+        return state
+    return seal, unseal
+
+
+def refuses_all(key):
+    """Refuses every state with -32602, even its own: no order ever completes."""
+    def seal(state, call):
+        return "sealed"
+
+    def unseal(token, call):
+        raise MCPError(types.INVALID_PARAMS, "request_state failed verification")
+    return seal, unseal
+
+
+def wrong_code(key):
+    """Verifies, but refuses with -32600 (invalid request) instead of -32602."""
+    seal, check = unbound(key)
+
+    def unseal(token, call):
+        try:
+            return check(token, call)
+        except MCPError:
+            raise MCPError(types.INVALID_REQUEST, "bad state") from None
+    return seal, unseal
+
+
+def forever(key):
+    def seal(state, call):
+        while True:
+            pass
+    return seal, seal
+
+
+# -- the judge on recorded outcomes (no server) ----------------------------------------------------
+
+def test_the_judge_reads_each_kind_of_answer():
+    honest, forged = SCENARIOS[0], SCENARIOS[2]
+    done = "provisioned small in eu-west, charged 10 credits"
+    assert judge(honest, o.returned(done)).passed
+    assert judge(honest, o.returned("provisioned small in eu-west, charged 0 credits")).failure == o.WRONG_RESULT
+    assert judge(forged, o.returned("provisioned large in eu-west, charged 0 credits")).failure == o.MISSING_REFUSAL
+    assert judge(forged, o.raised(MCPError(types.INVALID_PARAMS, "no"))).passed
+    assert judge(forged, o.raised(MCPError(types.INVALID_REQUEST, "no"))).failure == o.WRONG_REFUSAL
+    assert judge(honest, o.raised(MCPError(types.INVALID_PARAMS, "no"))).failure == o.WRONG_REFUSAL
+    crashed = judge(forged, o.raised(MCPError(types.INTERNAL_ERROR, "crashed: KeyError: 'x'", {"crashed": "KeyError"})))
+    assert crashed.failure == o.CRASH and crashed.observed == "your code crashed: KeyError: 'x'"
+    starter_crash = judge(honest, o.raised(MCPError(types.INTERNAL_ERROR, "crashed: NotImplementedError",
+                                                    {"crashed": "NotImplementedError"})))
+    assert "still the starter" in starter_crash.hint
+    assert judge(honest, o.raised(MCPError(types.REQUEST_TIMEOUT, "timed out"))).failure == o.HANG
+    assert judge(honest, o.hung(10)).failure == o.HANG
+
+
+def test_the_battery_runs_where_request_state_exists():
+    assert {s.era for s in SCENARIOS} == {"2026-07-28"}
+    assert SPEC["unavailable"] == ["course_lib.servers.modern.StateCodec"]
+
+
+# -- real servers -----------------------------------------------------------------------------------
+
+async def test_the_reference_passes_and_the_starter_scores_zero(tmp_path):
+    card = await grade_sealed_state(reference(tmp_path))
+    assert card.passed, card.text()
+    card = await grade_sealed_state(starter)
+    assert not any(v.passed for v in card.verdicts) and {v.failure_class for v in card.verdicts} == {o.CRASH}
+    assert card.text().endswith(f"0/{len(ROWS)} scenarios pass")
+
+
+@pytest.mark.parametrize("wrong, failing, control, kind, observed", [
+    (plain, "forged price", "honest large order", o.MISSING_REFUSAL,
+     "the server answered 'provisioned large in eu-west, charged 0 credits'"),
+    (unbound, "small order's state on a large order", "forged price", o.MISSING_REFUSAL,
+     "the server answered 'accepted, asks: Approve a charge of 10 credits?'"),
+    (own_key, "a state from another server process", "small order's state on a large order", o.MISSING_REFUSAL,
+     "the server answered 'accepted, asks: Approve a charge of 80 credits?'"),
+    (decodes_first, "states it never issued", "a state cut short", o.CRASH, "your code crashed: ValueError"),
+    (refuses_all, "honest small order", "forged price", o.WRONG_REFUSAL, "the server answered MCPError -32602"),
+    (wrong_code, "forged price", "honest small order", o.WRONG_REFUSAL, "the server answered MCPError -32600"),
+])
+async def test_a_wrong_sealer_fails_at_its_row(wrong, failing, control, kind, observed):
+    card = await grade_sealed_state(wrong, only=sorted({failing, control}))
+    verdict = assert_flagged(card, failing, control, observed)
+    assert verdict.failure_class == kind
+
+
+async def test_a_sealer_that_never_returns_is_stopped():
+    card = await grade_sealed_state(forever, only=["honest small order"], budget=3)
+    assert card.verdicts[0].failure_class == o.HANG, card.text()
