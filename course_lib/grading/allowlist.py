@@ -27,10 +27,12 @@ from course_lib.grading.child import SourceError, child_argv, write_module
 from course_lib.grading.outcome import CRASH, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
 from course_lib.grading.paging_harness import CRASHED
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
+from course_lib.grading.unavailable import Unavailable
 from course_lib.paths import ROOT
 from course_lib.scenarios import for_each
 
 BATTERY = "read_handler"
+STARTUP = 60.0  # seconds for the server to start and list its documents
 NOT_ASKED = "not asked: an earlier request got no answer"
 STARTER_ERRORS = {"NotImplementedError": NotImplementedError, "NameError": NameError}
 
@@ -50,6 +52,15 @@ def _crash(error: dict) -> Wrong | None:
     if error.get("code") == -32603:  # the SDK itself failed on what the handler did (a wrong return value)
         return Wrong(WRONG_RESULT, f"the server could not answer: -32603 {error.get('message')}")
     return None
+
+
+def _student_error(wrong: Wrong) -> o.Outcome | None:
+    """The student's own error, rebuilt by type for the card's hint (the starter's, a missing name, a
+    library function this exercise withholds)."""
+    if wrong.error_type == "Unavailable":
+        return o.crashed(Unavailable(wrong.observed.split(": ", 2)[-1].split(" ", 1)[0]))
+    error = STARTER_ERRORS.get(wrong.error_type)
+    return None if error is None else o.crashed(error())
 
 
 def judge_refusal(uri: str, reply: dict, code: int, era: str) -> None:
@@ -119,18 +130,19 @@ async def _row(wire, row: dict, listed: list[str], era: str, spec: dict, library
 
 async def _era(argv: list[str], era: str, rows: list[dict], spec: dict, budget: float) -> dict[str, tuple]:
     library = json.loads((ROOT / spec["texts"]).read_text(encoding="utf-8"))
-    ctx = Context(Target(argv), budget=budget * 8 * len(rows) + 60, request_timeout=budget)
+    # start-up (a fresh interpreter, the handshake) and the listing are the harness's, not the handler's
+    ctx = Context(Target(argv), budget=budget * 8 * len(rows) + 2 * STARTUP, request_timeout=STARTUP)
     out: dict[str, tuple] = {}
     try:
         async with probe(ctx, era) as wire:
             listing = await wire.request("resources/list", None)
+            wire.reply_timeout = budget  # from here on, every reply is the student's handler's
             listed = [r.get("uri") for r in ((listing.get("result") or {}).get("resources") or [])]
             for row in rows:
                 try:
                     out[row["name"]] = (True, await _row(wire, row, listed, era, spec, library), None, None)
                 except Wrong as wrong:
-                    error = STARTER_ERRORS.get(wrong.error_type)
-                    out[row["name"]] = (False, wrong.observed, wrong.kind, None if error is None else o.crashed(error()))
+                    out[row["name"]] = (False, wrong.observed, wrong.kind, _student_error(wrong))
     except ProbeFailed as exc:
         first = True
         for row in rows:
