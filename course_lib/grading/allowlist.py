@@ -148,7 +148,10 @@ async def _era(argv: list[str], era: str, rows: list[dict], spec: dict, budget: 
         for row in rows:
             if row["name"] in out:
                 continue
-            if exc.check != "reply_timeout":
+            if "closed stdout" in exc.message:  # the server ended: the student's module, or their code, ended it
+                out[row["name"]] = (False, "the server ended before it answered: your cell's code did not import, "
+                                           "or it ended the process", CRASH, None)
+            elif exc.check != "reply_timeout":
                 out[row["name"]] = (False, f"the lab could not run: [{exc.check}] {exc.message}"[:150], LAB, None)
             else:  # the row that got no answer, then the rows never asked
                 said = o.no_result(budget) if first else NOT_ASKED
