@@ -15,7 +15,7 @@ from course_lib.grading.allowlist import Wrong, grade_read_handler, judge_read, 
 from course_lib.grading.battery import load_battery
 from course_lib.grading.scorecard import STARTER_HINT
 from course_lib.paths import fixture
-from course_lib.tooling.student_copy import reference_solution
+from course_lib.tooling.student_copy import NOTEBOOKS, solution_sources
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
@@ -28,12 +28,22 @@ ROWS = list(dict.fromkeys(s.name for s in SCENARIOS))
 REFUSAL_ROWS = [r for r in ROWS if r != "listed documents read"]
 
 
-def reference():
-    return reference_solution("06_resources_and_uris.ipynb", "reference_my_read_resource")
+def reference(tmp_path):
+    """The hidden solution, run from a file so that the grader can read its source for the child."""
+    import nbformat
+
+    nb = nbformat.read(NOTEBOOKS / "06_resources_and_uris.ipynb", as_version=4)
+    lines = [line for source in solution_sources(nb) for line in source.splitlines() if not line.startswith("await ")]
+    path = tmp_path / "solution.py"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    namespace = {"__name__": "solution"}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace["reference_my_read_resource"]
 
 
-def contents(uri, name, mime=MIME):
-    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=DOCS[name])])
+def contents(uri, name, mime=None):  # (a default is evaluated where the function is defined: no global)
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime or MIME,
+                                                                         text=DOCS[name])])
 
 
 def era_code(ctx):
@@ -124,8 +134,8 @@ async def test_the_starter_scores_zero_with_the_starter_hint():
     assert all(v.failure_class == o.CRASH and v.hint == STARTER_HINT for v in card.verdicts), card.text()
 
 
-async def test_the_reference_passes_in_both_eras():
-    card = await grade_read_handler(reference())
+async def test_the_reference_passes_in_both_eras(tmp_path):
+    card = await grade_read_handler(reference(tmp_path))
     assert card.passed and {v.scenario.era for v in card.verdicts} == {"legacy", "2026-07-28"}, card.text()
 
 
@@ -147,7 +157,7 @@ async def test_the_chapters_era_blind_handler_fails_only_in_2026_07_28():
     (always_invalid_params, "legacy", "missing document", o.WRONG_REFUSAL, "'project://atlas/docs/missing': answered -32602"),
     (no_data, "legacy", "audit's missing URI", o.WRONG_REFUSAL, "'project://course-audit-missing"),
     (decodes_first, "2026-07-28", "other spellings of a name", o.MISSING_REFUSAL, "'project://atlas/docs/%64esign' was served"),
-    (decodes_first, "legacy", "missing document", o.WRONG_REFUSAL, "'project://atlas/docs/missing': answered -32002 with data"),
+    (decodes_first, "legacy", "traversal", o.WRONG_REFUSAL, "'project://atlas/docs/%2e%2e%2fprivate': answered -32002 with"),
     (prefix_match, "legacy", "missing document", o.MISSING_REFUSAL, "'project://atlas/docs/design/extra' was served"),
     (folds_case_and_space, "2026-07-28", "query, fragment, whitespace", o.MISSING_REFUSAL, "' project://atlas/docs/design' was"),
     (own_key_error, "legacy", "traversal", o.CRASH, "your code crashed: KeyError"),
