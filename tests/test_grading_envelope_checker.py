@@ -204,7 +204,8 @@ async def test_an_assert_checker_passes_normally_and_fails_under_O():
     (only_the_first_three_rules, "id 999", "jsonrpc 1.0", "accepted the damaged reply"),
     (coerces_the_id, "string id", "id 999", "accepted the damaged reply"),
     (coerces_the_id, "boolean id", "neither result nor error", "accepted the damaged reply"),
-    (refuses_only_both, "neither result nor error", "result and error", "accepted the damaged reply"),
+    (refuses_only_both, "neither result nor error", "result and error",
+     "the session failed after your checker accepted a reply: KeyError: 'result'"),
 ])
 async def test_wrong_checkers_are_flagged_at_their_scenario(solution, failing, control, observed):
     card = await grade_envelope(solution, only=[failing, control])
