@@ -132,7 +132,7 @@ async def test_every_card_a_grader_hands_out_reaches_the_hooks_with_its_chapter_
     HOOKS.append(lambda card: seen.append((card.chapter, card.battery, card.score, len(card.verdicts))))
     try:
         _, scenarios, _ = load_battery("read_handler")
-        rows = [s.name for s in scenarios][:3]
+        rows = list(dict.fromkeys(s.name for s in scenarios))[:3]
         card = await grade_read_handler(len, only=rows, eras=["legacy"])  # no source: no server starts
     finally:
         HOOKS.pop()
