@@ -74,7 +74,7 @@ async def test_every_row_on_a_real_atlas_server(library, era, tmp_path):
 
 
 def test_every_row_on_the_chapters_reference_check():
-    is_allowed = reference_solution("06_resources_and_uris.ipynb", "reference_my_is_allowed")
+    is_allowed = reference_solution("06_resources_and_uris.ipynb", "reference_is_served")
     wrong = [f"row {row['name']!r}" for row in rows_of("chapter") if is_allowed(row["uri"]) != ("allowed" in row["expect"])]
     assert not wrong, "\n".join(wrong)
 

@@ -1,128 +1,239 @@
-"""The URI allowlist grader (chapter 6): the starter scores 0, wrong checks fail at their scenario,
-a correct check of another style and the reference pass, and a check that loops is stopped."""
-import posixpath
-import time
-from urllib.parse import unquote, urlsplit
+"""Chapter 6's grader, the read handler: the starter scores 0, the reference passes in both eras,
+and each known-wrong handler fails at its scenario with its own failure kind (a wrong code, a
+missing ``data.uri``, a URI served that must be refused, a wrong read, the handler's own crash,
+the SDK's own error on a wrong return value, a hang, code the child cannot rebuild)."""
+import json
+from urllib.parse import quote, unquote
 
+import anyio
+import mcp_types as types
 import pytest
+from mcp import MCPError
 
-from course_lib.grading.allowlist import grade_allowlist
-from course_lib.grading.core import CRASH, HANG, WRONG_RESULT
-from course_lib.tooling.student_copy import reference_solution
+from course_lib.grading import outcome as o
+from course_lib.grading.allowlist import Wrong, grade_read_handler, judge_read, judge_refusal
+from course_lib.grading.battery import load_battery
+from course_lib.grading.scorecard import STARTER_HINT
+from course_lib.paths import fixture
+from course_lib.tooling.student_copy import NOTEBOOKS, solution_sources
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
 
-BASE = "project://atlas/docs/"
-CANONICAL = {BASE + "requirements", BASE + "design", BASE + "release%20notes"}
+LIBRARY = json.loads(fixture("atlas", "documents.json").read_text(encoding="utf-8"))
+DOCS, BASE, MIME = LIBRARY["documents"], LIBRARY["base"], LIBRARY["mime_type"]
+SERVED = {BASE + quote(name, safe=""): name for name in DOCS}
+_, SCENARIOS, SPEC = load_battery("read_handler")
+ROWS = list(dict.fromkeys(s.name for s in SCENARIOS))
+REFUSAL_ROWS = [r for r in ROWS if r != "listed documents read"]
 
 
-def reference():
-    """The chapter's reference check (``reference_my_is_allowed``, or ``my_is_allowed`` in an older chapter)."""
-    return reference_solution("06_resources_and_uris.ipynb", "reference_my_is_allowed")
+def reference(tmp_path):
+    """The hidden solution, run from a file so that the grader can read its source for the child."""
+    import nbformat
+
+    nb = nbformat.read(NOTEBOOKS / "06_resources_and_uris.ipynb", as_version=4)
+    lines = [line for source in solution_sources(nb) for line in source.splitlines() if not line.startswith("await ")]
+    path = tmp_path / "solution.py"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    namespace = {"__name__": "solution"}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace["reference_my_read_resource"]
 
 
-def starter(uri: str) -> bool:
-    raise NotImplementedError("write your allowlist check here")
+def contents(uri, name, mime=None):  # (a default is evaluated where the function is defined: no global)
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime or MIME,
+                                                                         text=DOCS[name])])
 
 
-def resolves_dots(uri):
-    """Normalises the path first, so a traversal back into the base is accepted."""
-    parts = urlsplit(uri)
-    return f"{parts.scheme}://{parts.netloc}{posixpath.normpath(parts.path)}" in CANONICAL
+def era_code(ctx):
+    return -32602 if ctx.protocol_version == "2026-07-28" else -32002
 
 
-def unquotes_first(uri):
-    return unquote(uri) in {unquote(u) for u in CANONICAL}
+async def starter(ctx, params):
+    raise NotImplementedError("write your read handler here")
 
 
-def prefix_match(uri):
-    return uri.startswith(BASE)
+async def era_blind(ctx, params):  # the chapter's handler: -32002 in every era
+    if params.uri not in SERVED:
+        raise MCPError(-32002, "Resource not found", {"uri": params.uri})
+    return contents(params.uri, SERVED[params.uri])
 
 
-def refuses_everything(uri):
-    return False
+async def always_invalid_params(ctx, params):  # -32602 in every era
+    if params.uri not in SERVED:
+        raise MCPError(-32602, "Resource not found", {"uri": params.uri})
+    return contents(params.uri, SERVED[params.uri])
 
 
-def not_a_bool(uri):
-    return "yes" if uri in CANONICAL else ""
+async def no_data(ctx, params):
+    if params.uri not in SERVED:
+        raise MCPError(era_code(ctx), "Resource not found")
+    return contents(params.uri, SERVED[params.uri])
 
 
-def crashes_on_odd_input(uri):
-    return uri.split("/docs/")[1] in {"requirements", "design", "release%20notes"}  # IndexError elsewhere
+async def decodes_first(ctx, params):  # looks up the decoded string, and reports it
+    uri = unquote(params.uri)
+    found = {unquote(u): n for u, n in SERVED.items()}.get(uri)
+    if found is None:
+        raise MCPError(era_code(ctx), "Resource not found", {"uri": uri})
+    return contents(params.uri, found)
 
 
-def strips_whitespace(uri):
-    return uri.strip() in CANONICAL
+async def prefix_match(ctx, params):  # anything under the base that starts with a name
+    for uri, name in SERVED.items():
+        if params.uri.startswith(uri):
+            return contents(params.uri, name)
+    raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
 
 
-async def async_exact(uri):
-    """Another style: an async check, a tuple and a loop rather than a set."""
-    for allowed in (BASE + "requirements", BASE + "design", BASE + "release%20notes"):
-        if uri == allowed:
-            return True
-    return False
+async def folds_case_and_space(ctx, params):
+    uri = params.uri.strip().lower()
+    if uri not in SERVED:
+        raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+    return contents(params.uri, SERVED[uri])
 
 
-def loops(uri):
-    while True:  # never returns, never sleeps
-        pass
+async def own_key_error(ctx, params):  # no allowlist check: the lookup itself fails
+    return contents(params.uri, SERVED[params.uri])
 
 
-def sleeps(uri):
-    time.sleep(60)
-    return True
+async def returns_text(ctx, params):  # the SDK cannot send a str as a result
+    if params.uri not in SERVED:
+        raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+    return DOCS[SERVED[params.uri]]
 
 
-async def async_loops(uri):
-    while True:
-        pass
+async def wrong_mime(ctx, params):
+    if params.uri not in SERVED:
+        raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+    return contents(params.uri, SERVED[params.uri], mime="text/plain")
 
 
-async def test_the_untouched_starter_scores_zero():
-    card = await grade_allowlist(starter)
-    assert len(card.verdicts) == 25 and card.failures() == card.verdicts, card.text()
-    crashed = "your code crashed: NotImplementedError: write your allowlist check here"
-    assert card.verdict_of("requirements").observed == crashed
-    assert card.verdict_of("served URIs are allowed", "legacy").observed == crashed
-    assert card.verdict_of("allowed URIs read OK", "legacy").observed == \
-        "allowed no URI at all, so nothing could be read"
-    assert card.text().endswith("0/25 scenarios pass")
-    assert "Time budget: 10 s a call" in card.text()
+async def refuses_everything(ctx, params):
+    raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
 
 
-async def test_a_correct_check_in_another_style_passes():
-    card = await grade_allowlist(async_exact)
+async def never_refuses(ctx, params):
+    if params.uri not in SERVED:
+        await anyio.sleep(3600)
+    return contents(params.uri, SERVED[params.uri])
+
+
+def another_style(ctx, params):
+    """Correct, written differently: a plain def, a tuple of pairs, the era from the version string."""
+    for uri, name in tuple(SERVED.items()):
+        if uri == params.uri:
+            return contents(uri, name)
+    raise MCPError(-32002 if ctx.protocol_version < "2026-07-28" else -32602, "not served", {"uri": params.uri})
+
+
+async def test_the_starter_scores_zero_with_the_starter_hint():
+    card = await grade_read_handler(starter)
+    assert card.score == 0 and len(card.verdicts) == 2 * len(ROWS)
+    assert all(v.failure_class == o.CRASH and v.hint == STARTER_HINT for v in card.verdicts), card.text()
+
+
+async def test_the_reference_passes_in_both_eras(tmp_path):
+    card = await grade_read_handler(reference(tmp_path))
+    assert card.passed and {v.scenario.era for v in card.verdicts} == {"legacy", "2026-07-28"}, card.text()
+
+
+async def test_another_correct_style_passes():
+    card = await grade_read_handler(another_style, eras=["2026-07-28"])
     assert card.passed, card.text()
 
 
-@pytest.mark.parametrize("solution, failing, control, observed", [
-    (resolves_dots, "dot-dot back into docs", "traversal ../private", "returned True (the server answers not-found)"),
-    (resolves_dots, "allowed URIs read OK", "served URIs are allowed", "allowed 6 URIs the server refuses"),
-    (unquotes_first, "encoded letter", "plus for space", "returned True (the server answers not-found)"),
-    (unquotes_first, "raw space", "requirements", "returned True (the server answers not-found)"),
-    (prefix_match, "traversal ../private", "other scheme", "returned True (the server answers not-found)"),
-    (prefix_match, "missing document", "served URIs are allowed", "returned True (the server answers not-found)"),
-    (refuses_everything, "served URIs are allowed", "traversal ../private", "refused served ["),
-    (refuses_everything, "allowed URIs read OK", "traversal ../private",
-     "allowed no URI at all, so nothing could be read"),  # no vacuous pass
-    (not_a_bool, "requirements", "requirements", "returned 'yes', not True or False"),
-    (crashes_on_odd_input, "other scheme", "requirements", "your code crashed: IndexError: list index out of range"),
-    (strips_whitespace, "leading space", "trailing slash", "returned True (the server answers not-found)"),
+async def test_the_chapters_era_blind_handler_fails_only_in_2026_07_28():
+    card = await grade_read_handler(era_blind)
+    for v in card.verdicts:
+        modern_refusal = v.scenario.era == "2026-07-28" and v.scenario.name in REFUSAL_ROWS
+        assert v.passed != modern_refusal, v
+        if modern_refusal:
+            assert v.failure_class == o.WRONG_REFUSAL and "not-found in 2026-07-28 is -32602" in v.observed
+
+
+@pytest.mark.parametrize("handler, era, row, kind, observed", [
+    (always_invalid_params, "legacy", "missing document", o.WRONG_REFUSAL, "'project://atlas/docs/missing': answered -32602"),
+    (no_data, "legacy", "audit's missing URI", o.WRONG_REFUSAL, "'project://course-audit-missing"),
+    (decodes_first, "2026-07-28", "other spellings of a name", o.MISSING_REFUSAL, "'project://atlas/docs/%64esign' was served"),
+    (decodes_first, "legacy", "traversal", o.WRONG_REFUSAL, "'project://atlas/docs/%2e%2e%2fprivate': answered -32002 with"),
+    (prefix_match, "legacy", "missing document", o.MISSING_REFUSAL, "'project://atlas/docs/design/extra' was served"),
+    (folds_case_and_space, "2026-07-28", "query, fragment, whitespace", o.MISSING_REFUSAL, "' project://atlas/docs/design' was"),
+    (own_key_error, "legacy", "traversal", o.CRASH, "your code crashed: KeyError"),
+    (returns_text, "2026-07-28", "listed documents read", o.WRONG_RESULT, "the server could not answer: -32603"),
+    (wrong_mime, "legacy", "listed documents read", o.WRONG_RESULT, "read 'project://atlas/docs/requirements': got"),
+    (refuses_everything, "2026-07-28", "listed documents read", o.WRONG_REFUSAL, "refused the listed"),
 ])
-async def test_wrong_checks_are_flagged_at_their_scenario(solution, failing, control, observed):
-    card = await grade_allowlist(solution, eras=["legacy"])
-    verdict = assert_flagged(card, failing, control, observed)
-    assert verdict.failure_class == (CRASH if observed.startswith("your code crashed") else WRONG_RESULT)
-    assert "FAIL" in card.text() and "expected" in card.text()
+async def test_a_wrong_handler_fails_at_its_row_with_its_kind(handler, era, row, kind, observed):
+    control = "listed documents read" if row != "listed documents read" else "missing document"
+    card = await grade_read_handler(handler, only=[row, control], eras=[era])
+    verdict = assert_flagged(card, row, control, observed)
+    assert verdict.failure_class == kind, card.text()
 
 
-@pytest.mark.parametrize("check", [loops, sleeps, async_loops])
-async def test_a_check_that_never_returns_is_stopped_within_the_budget(check):
-    started = time.monotonic()
-    card = await grade_allowlist(check, only=["requirements", "design"], budget=0.5)
-    assert time.monotonic() - started < 5
-    first, second = card.verdicts
-    assert not first.passed and first.observed == "no result within 0.5 s (stopped)"
-    assert first.failure_class == HANG
-    assert not second.passed and second.observed == "not asked: an earlier call was stopped"
+async def test_odd_spellings_decoded_fail_the_audits_probe_as_well():
+    card = await grade_read_handler(folds_case_and_space, only=["audit's odd spellings"], eras=["legacy"])
+    verdict = card.verdict_of("audit's odd spellings")
+    assert verdict.failure_class == o.MISSING_REFUSAL and "PROJECT://" in verdict.observed, card.text()
+
+
+async def test_a_handler_that_never_answers_is_stopped_and_the_rest_not_asked():
+    card = await grade_read_handler(never_refuses, only=["listed documents read", "missing document", "traversal"],
+                                    eras=["legacy"], budget=2)
+    listed, missing, traversal = (card.verdict_of(n) for n in ("listed documents read", "missing document",
+                                                               "traversal"))
+    assert listed.passed, card.text()
+    assert (missing.failure_class, missing.observed) == (o.HANG, "no result within 2 s (stopped)")
+    assert traversal.failure_class == o.HANG and traversal.observed.startswith("not asked")
+
+
+async def test_a_handler_the_child_cannot_rebuild_is_told_so_without_a_server():
+    card = await grade_read_handler(len, only=[ROWS[0]], eras=["legacy"])
+    (verdict,) = card.verdicts
+    assert verdict.failure_class == o.CRASH and "not a function defined with def" in verdict.observed
+
+
+# -- the judges, on recorded replies -------------------------------------------------------------
+
+URI = BASE + "missing"
+
+
+@pytest.mark.parametrize("reply, kind", [
+    ({"result": {"contents": []}}, o.MISSING_REFUSAL),
+    ({"error": {"code": -32603, "message": "crashed: KeyError: 'x'", "data": {"crashed": "KeyError"}}}, o.CRASH),
+    ({"error": {"code": -32603, "message": "Internal error"}}, o.WRONG_RESULT),  # the SDK's own failure
+    ({"error": {"code": -32002, "message": "Resource not found", "data": {"uri": URI}}}, o.WRONG_REFUSAL),
+    ({"error": {"code": -32601, "message": "Method not found"}}, o.WRONG_REFUSAL),
+    ({"error": {"code": -32602, "message": "Resource not found"}}, o.WRONG_REFUSAL),
+    ({"error": {"code": -32602, "message": "Resource not found", "data": {"uri": unquote(URI) + "/"}}}, o.WRONG_REFUSAL),
+    ({"error": {"code": -32602, "message": "Resource not found", "data": [URI]}}, o.WRONG_REFUSAL),
+])
+def test_a_refusal_is_judged_by_its_code_and_data(reply, kind):
+    with pytest.raises(Wrong) as wrong:
+        judge_refusal(URI, reply, -32602, "2026-07-28")
+    assert wrong.value.kind == kind
+
+
+def test_the_right_refusal_passes_in_its_era_only():
+    reply = {"error": {"code": -32002, "message": "Resource not found", "data": {"uri": URI}}}
+    judge_refusal(URI, reply, -32002, "legacy")
+    with pytest.raises(Wrong):
+        judge_refusal(URI, reply, -32602, "2026-07-28")
+
+
+@pytest.mark.parametrize("item, ok", [
+    ({"uri": URI, "mimeType": MIME, "text": "t"}, True),
+    ({"uri": URI + "x", "mimeType": MIME, "text": "t"}, False),
+    ({"uri": URI, "mimeType": "text/plain", "text": "t"}, False),
+    ({"uri": URI, "mimeType": MIME, "text": "other"}, False),
+    ({"uri": URI, "mimeType": MIME, "blob": "dA=="}, False),
+])
+def test_a_read_is_judged_by_uri_mime_and_text(item, ok):
+    reply = {"result": {"contents": [item]}}
+    if ok:
+        judge_read(URI, reply, "t", MIME)
+    else:
+        with pytest.raises(Wrong) as wrong:
+            judge_read(URI, reply, "t", MIME)
+        assert wrong.value.kind == o.WRONG_RESULT

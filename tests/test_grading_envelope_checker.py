@@ -115,6 +115,32 @@ def crashes_on_a_notification(line, request_id):
     return reply
 
 
+def only_the_first_three_rules(line, request_id):
+    """The chapter's ``check_start``: what it writes, without the rules the exercise asks for."""
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        raise WireError("stdout_noise", "the line is not JSON") from None
+    require(isinstance(reply, dict), "response_object", "the reply is not a JSON object")
+    require(reply.get("jsonrpc") == "2.0", "jsonrpc_version", "jsonrpc is not exactly '2.0'")
+    return reply
+
+
+def coerces_the_id(line, request_id):
+    reply = only_the_first_three_rules(line, request_id)
+    require(int(reply.get("id", 0)) == request_id, "id_match", "another id")  # "1" and True become 1
+    require(("result" in reply) != ("error" in reply), "result_xor_error", "not exactly one")
+    return reply
+
+
+def refuses_only_both(line, request_id):
+    reply = only_the_first_three_rules(line, request_id)
+    require(type(reply.get("id")) is int, "id_type", "not an int")
+    require(reply["id"] == request_id, "id_match", "another id")
+    require(not ("result" in reply and "error" in reply), "result_xor_error", "both")  # neither gets through
+    return reply
+
+
 def returns_nothing(line, request_id):
     accepts_result_and_error(line, request_id)  # checks, then forgets to return the reply
 
@@ -146,8 +172,13 @@ def explicit_in_another_style(line, request_id):
 async def test_the_untouched_starter_scores_zero():
     card = await grade_envelope(starter)
     assert not any(v.passed for v in card.verdicts), card.text()
-    assert len(card.verdicts) == 8
+    assert len(card.verdicts) == 10
     assert all(v.observed == "your code crashed: NotImplementedError" for v in card.verdicts)
+
+
+async def test_the_reference_with_the_chapters_require_passes_in_both_eras_and_interpreters(tmp_path):
+    card = await grade_envelope(reference(tmp_path, "reference_my_check_reply"))
+    assert card.passed and len(card.verdicts) == 10, card.text()
 
 
 async def test_an_explicit_checker_in_another_style_passes():
@@ -170,6 +201,11 @@ async def test_an_assert_checker_passes_normally_and_fails_under_O():
     (wrong_check_name, "boolean id", "id 999", "refused at [id_match], not at id_type"),
     (crashes_on_a_notification, "notification", "boolean id", "your code crashed: KeyError: 'id'"),
     (returns_nothing, "undamaged session", "boolean id", "returned None, not the reply object"),
+    (only_the_first_three_rules, "id 999", "jsonrpc 1.0", "accepted the damaged reply"),
+    (coerces_the_id, "string id", "id 999", "accepted the damaged reply"),
+    (coerces_the_id, "boolean id", "neither result nor error", "accepted the damaged reply"),
+    (refuses_only_both, "neither result nor error", "result and error",
+     "the session failed after your checker accepted a reply: KeyError: 'result'"),
 ])
 async def test_wrong_checkers_are_flagged_at_their_scenario(solution, failing, control, observed):
     card = await grade_envelope(solution, only=[failing, control])

@@ -8,7 +8,6 @@ from mcp import MCPError
 from course_lib import bundles
 from course_lib.errors import CatalogError, CheckFailed
 from course_lib.grading import outcome as o
-from course_lib.grading.allowlist import judge_reads, judge_row, judge_served
 from course_lib.grading.battery import Scenario, load_battery
 from course_lib.grading.bundle_judge import judge_bundle, revisions
 
@@ -114,38 +113,6 @@ def test_a_bundle_error_where_a_bundle_is_due_is_a_wrong_refusal():
     assert (verdict.passed, verdict.failure_class) == (False, o.WRONG_REFUSAL)
 
 
-# -- the allowlist's judges --------------------------------------------------------------------
-
-@pytest.mark.parametrize("expected, answer, passed, failure", [
-    (True, o.returned(True), True, None),
-    (False, o.returned(False), True, None),
-    (False, o.returned(True), False, o.WRONG_RESULT),
-    (True, o.returned(False), False, o.WRONG_RESULT),
-    (False, o.returned(0), False, o.WRONG_RESULT),       # falsy, but not False
-    (True, o.returned("yes"), False, o.WRONG_RESULT),    # truthy, but not True
-    (True, o.returned(None), False, o.WRONG_RESULT),
-    (False, o.raised(ValueError("bad uri")), False, o.CRASH),  # refusing by raising is no answer
-    (False, o.raised(CheckFailed("uri_allowlist", "no")), False, o.WRONG_RESULT),
-    (False, o.hung(1), False, o.HANG),
-])
-def test_a_uri_row_takes_only_true_or_false(expected, answer, passed, failure):
-    ok, _, kind = judge_row(expected, answer, None)
-    assert (ok, kind) == (passed, failure)
-
-
-def test_served_uris_must_all_be_allowed_and_allowed_ones_read():
-    served = ["a", "b"]
-    assert judge_served(served, {"a": o.returned(True), "b": o.returned(True)})[0]
-    assert not judge_served(served, {"a": o.returned(True), "b": o.returned(False)})[0]
-    crashed = judge_served(served, {"a": o.returned(True), "b": o.raised(KeyError("b"))})
-    assert crashed[:3] == (False, "your code crashed: KeyError: 'b'", o.CRASH)
-    ok = type("Read", (), {"ok": True})()
-    refused = type("Read", (), {"ok": False})()
-    assert judge_reads({"a": ok})[0]
-    assert not judge_reads({})[0], "allowing nothing reads nothing"
-    assert not judge_reads({"a": ok, "b": refused})[0]
-
-
 def test_the_walkers_refusal_is_typed_never_read_from_words():
     from course_lib.grading.core import judge_names
 
@@ -158,15 +125,15 @@ def test_the_walkers_refusal_is_typed_never_read_from_words():
 
 @pytest.mark.anyio
 async def test_every_card_a_grader_hands_out_reaches_the_hooks_with_its_chapter_and_score():
-    from course_lib.grading.allowlist import grade_allowlist
+    from course_lib.grading.allowlist import grade_read_handler
     from course_lib.grading.scorecard import HOOKS
 
     seen = []
     HOOKS.append(lambda card: seen.append((card.chapter, card.battery, card.score, len(card.verdicts))))
     try:
-        _, scenarios, _ = load_battery("uris")
-        rows = [s.name for s in scenarios if s.era == "any"][:3]
-        card = await grade_allowlist(lambda uri: False, only=rows)
+        _, scenarios, _ = load_battery("read_handler")
+        rows = list(dict.fromkeys(s.name for s in scenarios))[:3]
+        card = await grade_read_handler(len, only=rows, eras=["legacy"])  # no source: no server starts
     finally:
         HOOKS.pop()
-    assert seen == [("06_resources_and_uris", "uris", card.score, 3)]
+    assert seen == [("06_resources_and_uris", "read_handler", card.score, 3)]

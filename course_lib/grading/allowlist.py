@@ -1,121 +1,184 @@
-"""Chapter 6's exercise: ``my_is_allowed(uri) -> bool`` (plain or ``async``).
+"""Chapter 6's exercise: ``my_read_resource(ctx, params)``, the server's read handler, on the wire.
 
-``fixtures/grading/uris.json`` has URI rows (era ``any``: the answer must be the hand-written
-``True`` or ``False``; a call that hangs is stopped, and the rows after it are not asked) and
-server rows on a real atlas server per era: every URI ``resources/list`` returns must be allowed,
-and every URI allowed must read OK (allowing nothing fails too). A check that raises has crashed."""
+The handler is copied into a module (``grading.child``) and served by ``grading.read_harness``
+as a real stdio server in each era of ``fixtures/grading/read_handler.json``. The rows marked
+``audit`` are sent by the audit's own URI probes (``course_lib.audit.resources``: the canonical
+reads, the odd spellings, the missing URI) and pass only if the audit's line passes too, so the
+course's check and the audit agree; the other rows send the battery's URIs verbatim. A served
+document must come back under the URI asked, as ``text/markdown``, with the fixture's text; every
+other URI must be refused with the era's not-found code and ``data.uri`` = the URI as sent. A
+handler that never answers is stopped at the budget, and the era's later rows are not asked.
+"""
 from __future__ import annotations
 
+import json
+import tempfile
+from dataclasses import replace
+from pathlib import Path
 from typing import Callable
+from urllib.parse import quote
 
-from course_lib.errors import CourseError
+from course_lib.audit import resources as audit_uris
+from course_lib.audit.report import Report
+from course_lib.audit.session import Context, ProbeFailed, Target, probe
 from course_lib.grading import outcome as o
-from course_lib.grading.battery import ANY_ERA, load_battery, rows_of, select
-from course_lib.grading.budget import call_student, observe
-from course_lib.grading.runner import lab_verdict
+from course_lib.grading.battery import load_battery, rows_of, select
+from course_lib.grading.child import SourceError, child_argv, write_module
+from course_lib.grading.outcome import CRASH, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
+from course_lib.grading.paging_harness import CRASHED
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
-from course_lib.grading.unavailable import without
-from course_lib.labs import connect
-from course_lib.uris import read
+from course_lib.grading.unavailable import Unavailable
+from course_lib.paths import ROOT
+from course_lib.scenarios import for_each
 
-NOT_ASKED = "not asked: an earlier call was stopped"
-
-
-async def _answers(student: Callable, uris: list[str], budget: float,
-                   earlier: dict | None = None) -> dict[str, o.Outcome]:
-    """Ask about each URI in turn; after one call hangs the rest are not asked (one budget, not many).
-
-    A plain function runs right here, on the event loop's thread: if it never returns, the
-    watchdog of ``observe`` stops it inside its loop."""
-    answers: dict[str, o.Outcome] = {}
-    hung = any(a.kind == o.HUNG for a in (earlier or {}).values())
-    for uri in uris:
-        if hung:
-            answers[uri] = o.hung(budget, NOT_ASKED)
-            continue
-        answers[uri] = await observe(lambda uri=uri: call_student(student, uri), budget)
-        hung = answers[uri].kind == o.HUNG
-    return answers
+BATTERY = "read_handler"
+STARTUP = 60.0  # seconds for the server to start and list its documents
+NOT_ASKED = "not asked: an earlier request got no answer"
+STARTER_ERRORS = {"NotImplementedError": NotImplementedError, "NameError": NameError}
 
 
-def allowed(answer: o.Outcome) -> bool:
-    return answer.kind == o.RETURNED and answer.value is True
+class Wrong(Exception):
+    """One row's failure: its kind (``outcome.FAILURES``), what was observed, the student's error type."""
+
+    def __init__(self, kind: str, observed: str, error_type: str | None = None):
+        super().__init__(observed)
+        self.kind, self.observed, self.error_type = kind, observed, error_type
 
 
-def judge_row(expected: bool, answer: o.Outcome, server_said: str | None) -> tuple[bool, str, str | None]:
-    """One URI row: (passed, observed, failure kind); only ``True`` or ``False`` is an answer."""
-    if answer.kind != o.RETURNED:
-        return False, o.describe(answer), o.failure_of(answer) or o.WRONG_RESULT
-    value = answer.value
-    if not isinstance(value, bool):
-        return False, f"returned {value!r}, not True or False", o.WRONG_RESULT
-    said = f" (the server answers {server_said})" if value and not expected and server_said else ""
-    return value == expected, f"returned {value}{said}", None if value == expected else o.WRONG_RESULT
+def _crash(error: dict) -> Wrong | None:
+    data = error.get("data")
+    if error.get("code") == -32603 and isinstance(data, dict) and data.get("crashed"):
+        return Wrong(CRASH, "your code crashed: " + str(error.get("message", ""))[len(CRASHED):], data["crashed"])
+    if error.get("code") == -32603:  # the SDK itself failed on what the handler did (a wrong return value)
+        return Wrong(WRONG_RESULT, f"the server could not answer: -32603 {error.get('message')}")
+    return None
 
 
-def judge_served(served: list[str], answers: dict[str, o.Outcome]) -> tuple:
-    """Every URI the server lists must be allowed: (passed, observed, failure kind, the failed call)."""
-    refused = [u for u in served if not allowed(answers[u])]
-    failed = [answers[u] for u in refused if answers[u].kind != o.RETURNED]
-    if failed:
-        return False, o.describe(failed[0]), o.failure_of(failed[0]) or o.WRONG_RESULT, failed[0]
-    if refused:
-        return False, f"refused served {refused}", o.WRONG_RESULT, None
-    return True, f"allowed all {len(served)} served URIs", None, None
+def _student_error(wrong: Wrong) -> o.Outcome | None:
+    """The student's own error, rebuilt by type for the card's hint (the starter's, a missing name, a
+    library function this exercise withholds)."""
+    if wrong.error_type == "Unavailable":
+        return o.crashed(Unavailable(wrong.observed.split(": ", 2)[-1].split(" ", 1)[0]))
+    error = STARTER_ERRORS.get(wrong.error_type)
+    return None if error is None else o.crashed(error())
 
 
-def judge_reads(outcomes: dict) -> tuple:
-    """Every URI the student allows must read OK; allowing nothing reads nothing, and fails."""
-    unreadable = [u for u, r in outcomes.items() if not r.ok]
-    if not outcomes:
-        return False, "allowed no URI at all, so nothing could be read", o.WRONG_RESULT, None
-    if unreadable:
-        return (False, f"allowed {len(unreadable)} URIs the server refuses, e.g. {unreadable[0]!r}", o.WRONG_RESULT,
-                None)
-    return True, f"all {len(outcomes)} allowed URIs read OK", None, None
+def judge_refusal(uri: str, reply: dict, code: int, era: str) -> None:
+    """``uri`` must be refused with ``code`` and ``data.uri`` equal to ``uri``; else ``Wrong``."""
+    if "result" in reply:
+        items = (reply["result"] or {}).get("contents") or []
+        raise Wrong(MISSING_REFUSAL, f"{uri!r} was served ({len(items)} content item(s)) instead of refused")
+    error = reply.get("error") or {}
+    crashed = _crash(error)
+    if crashed is not None:
+        raise crashed
+    if error.get("code") != code:
+        raise Wrong(WRONG_REFUSAL, f"{uri!r}: answered {error.get('code')} {error.get('message')!r}; "
+                                   f"not-found in {era} is {code}")
+    data = error.get("data")
+    if not isinstance(data, dict) or data.get("uri") != uri:
+        raise Wrong(WRONG_REFUSAL, f"{uri!r}: answered {code} with data {json.dumps(data)[:60]}, not data.uri "
+                                   "naming the URI as sent")
 
 
-async def grade_allowlist(student: Callable, battery: str = "uris", *, only: list[str] | None = None,
-                          eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
-    """Grade ``my_is_allowed(uri) -> bool`` on the battery's URI rows and on real atlas servers.
+def judge_read(uri: str, reply: dict, text: str, mime: str) -> None:
+    """A listed ``uri`` must read as one ``mime`` item under that URI with ``text``; else ``Wrong``."""
+    if "error" in reply:
+        error = reply["error"] or {}
+        raise _crash(error) or Wrong(WRONG_REFUSAL, f"refused the listed {uri!r}: {error.get('code')} "
+                                                    f"{error.get('message')!r}")
+    items = (reply.get("result") or {}).get("contents") or []
+    got = [(c.get("uri"), c.get("mimeType"), c.get("text")) for c in items if isinstance(c, dict)]
+    if got != [(uri, mime, text)]:
+        seen = [(u, m, None if t is None else (t == text and "the text" or "another text")) for u, m, t in got]
+        raise Wrong(WRONG_RESULT, f"read {uri!r}: got {seen}"[:150] + f", not [({uri!r}, {mime!r}, the text)]")
 
-    ``only`` restricts the battery to some scenario names, ``eras`` to some eras (the URI
-    rows have the era ``any`` and are kept whenever ``eras`` is given).
-    """
+
+def _audit_lines(report: Report, check: str) -> None:
+    wrong = [line for line in report.lines if line.check == check and line.verdict != "PASS"]
+    if wrong:
+        raise Wrong(WRONG_RESULT, f"the audit says {wrong[0].verdict}: {wrong[0].subject} {wrong[0].detail}"[:150])
+
+
+async def _row(wire, row: dict, listed: list[str], era: str, spec: dict, library: dict) -> str:
+    code, texts, mime = spec["not_found"][era], library["documents"], library["mime_type"]
+    names = {library["base"] + quote(name, safe=""): name for name in texts}
+    report, before = Report(command=[], era=era), len(wire.exchanges)
+    kind = row.get("audit")
+    if kind == "canonical":
+        await audit_uris._canonical(wire, [{"uri": u} for u in listed], era, report)
+    elif kind == "spellings":  # the odd spellings of every listed URI, whatever the canonical reads did
+        await audit_uris._odd(wire, {u: [] for u in listed}, era, report)
+    elif kind == "missing":
+        await audit_uris._missing(wire, listed[0] if listed else "project:", era, report)
+    else:
+        for uri in row["uris"]:
+            await wire.request("resources/read", {"uri": uri})
+    exchanges = wire.exchanges[before:]
+    if not exchanges:
+        raise Wrong(WRONG_RESULT, "nothing was sent: the server listed no resources")
+    for x in exchanges:
+        uri = x.request["params"]["uri"]
+        if kind == "canonical":
+            judge_read(uri, x.reply, texts.get(names.get(uri), "(a document of the fixture)"), mime)
+        else:
+            judge_refusal(uri, x.reply, code, era)
+    if kind:
+        _audit_lines(report, {"canonical": "uri.canonical", "spellings": "uri.spelling", "missing": "uri.missing"}[kind])
+    return f"{len(exchanges)} read(s) answered as expected" + (" and the audit agrees" if kind else "")
+
+
+async def _era(argv: list[str], era: str, rows: list[dict], spec: dict, budget: float) -> dict[str, tuple]:
+    library = json.loads((ROOT / spec["texts"]).read_text(encoding="utf-8"))
+    # start-up (a fresh interpreter, the handshake) and the listing are the harness's, not the handler's
+    ctx = Context(Target(argv), budget=budget * 8 * len(rows) + 2 * STARTUP, request_timeout=STARTUP)
+    out: dict[str, tuple] = {}
+    try:
+        async with probe(ctx, era) as wire:
+            listing = await wire.request("resources/list", None)
+            wire.reply_timeout = budget  # from here on, every reply is the student's handler's
+            listed = [r.get("uri") for r in ((listing.get("result") or {}).get("resources") or [])]
+            for row in rows:
+                try:
+                    out[row["name"]] = (True, await _row(wire, row, listed, era, spec, library), None, None)
+                except Wrong as wrong:
+                    out[row["name"]] = (False, wrong.observed, wrong.kind, _student_error(wrong))
+    except ProbeFailed as exc:
+        first = True
+        for row in rows:
+            if row["name"] in out:
+                continue
+            if "closed stdout" in exc.message:  # the server ended: the student's module, or their code, ended it
+                out[row["name"]] = (False, "the server ended before it answered: your cell's code did not import, "
+                                           "or it ended the process", CRASH, None)
+            elif exc.check != "reply_timeout":
+                out[row["name"]] = (False, f"the lab could not run: [{exc.check}] {exc.message}"[:150], LAB, None)
+            else:  # the row that got no answer, then the rows never asked
+                said = o.no_result(budget) if first else NOT_ASKED
+                out[row["name"]] = (False, said, HANG, o.hung(budget, None if first else NOT_ASKED))
+            first = False
+    return out
+
+
+async def grade_read_handler(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
+                             eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
+    """Grade ``my_read_resource(ctx, params)`` inside real stdio servers, in both eras."""
     title, scenarios, spec = load_battery(battery)
-    scenarios = select(scenarios, only, None if eras is None else [*eras, ANY_ERA])
+    scenarios = [replace(s, hints={**spec.get("hints", {}), **s.hints}) for s in select(scenarios, only, eras)]
     budget = budget or spec.get("budget_seconds", 5.0)
-    student = without(student, spec.get("unavailable", ()))
     rows = rows_of(spec)
-    battery_uris = [s["uri"] for s in spec["scenarios"] if "uri" in s]
-    if all(s.era == ANY_ERA for s in scenarios):  # no server check: ask only about the selected rows
-        battery_uris = [rows[s.name]["uri"] for s in scenarios]
-
-    answers = await _answers(student, battery_uris, budget)
-    reads: dict[str, str] = {}  # URI -> what the first real server answered, for allowed URIs
-    verdicts: dict[tuple[str, str], Verdict] = {}
-
-    for era in dict.fromkeys(s.era for s in scenarios if s.era != ANY_ERA):
-        wanted = [s for s in scenarios if s.era == era]
+    with tempfile.TemporaryDirectory(prefix="course-read-") as folder:
         try:
-            async with connect(spec.get("server", "atlas"), era=era, lab_timeout=budget * 40 + 60) as lab:
-                served = [r.uri for r in (await lab.session.list_resources()).resources]
-                answers.update(await _answers(student, [u for u in served if u not in answers], budget, answers))
-                outcomes = {u: await read(lab.session, u) for u in dict.fromkeys(battery_uris + served)
-                            if allowed(answers[u])}
-        except CourseError as exc:  # the lab itself failed: say so rather than blame the student
-            for s in wanted:
-                verdicts[s.name, s.era] = lab_verdict(s, o.lab_failed(exc))
-            continue
-        for u, r in outcomes.items():
-            reads.setdefault(u, "ok" if r.ok else ("not-found" if r.not_found else f"error {r.code}"))
-        for s in wanted:
-            judged = judge_served(served, answers) if rows[s.name]["check"] == "served" else judge_reads(outcomes)
-            verdicts[s.name, s.era] = Verdict(s, *judged)
+            path = write_module(Path(folder), "student_reader", student, spec.get("unavailable", ()))
+        except SourceError as exc:
+            failed = o.crashed(exc)
+            return publish(Scorecard(title, [Verdict(s, False, o.describe(failed), CRASH, failed) for s in scenarios],
+                                     budget, battery))
+        argv = child_argv("-m", "course_lib.grading.read_harness", str(path), student.__name__)
 
-    for s in scenarios:
-        if s.era == ANY_ERA:
-            uri = rows[s.name]["uri"]
-            verdicts[s.name, s.era] = Verdict(s, *judge_row(s.expect["value"], answers[uri], reads.get(uri)),
-                                              answers[uri])
-    return publish(Scorecard(title, [verdicts[s.name, s.era] for s in scenarios], budget, battery))
+        async def run_era(era: str) -> dict[str, tuple]:
+            wanted = [rows[s.name] for s in scenarios if s.era == era]
+            return await _era(argv, era, wanted, spec, budget)
+
+        results = await for_each(run_era, list(dict.fromkeys(s.era for s in scenarios)))
+    return publish(Scorecard(title, [Verdict(s, *results[s.era][s.name]) for s in scenarios], budget, battery))

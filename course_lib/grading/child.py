@@ -85,7 +85,7 @@ def module_source(func: Callable, unavailable: Iterable[str] = ()) -> str:
     if not inspect.isfunction(func):
         raise SourceError(f"{func!r} is not a function defined with def")
     forbidden = {dotted: resolve(dotted) for dotted in unavailable}
-    parts: list[str] = []
+    parts: list[str] = ["from __future__ import annotations  # annotations name what the body may never use"]
     if forbidden:
         parts.append("import builtins as _b\nfrom course_lib.grading import unavailable as _u\n"
                      f"_F = {{d: _u.resolve(d) for d in {sorted(forbidden)!r}}}\n"
