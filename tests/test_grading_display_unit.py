@@ -448,12 +448,12 @@ def test_a_row_of_every_era_names_no_era_in_its_failure():
     assert "1. design — failed\n   expected  returns True\n   observed  returned False" in card.text()
 
 
-@pytest.mark.parametrize("battery, seconds", [("walk", 20), ("uris", 10), ("stateless", 20)])
+@pytest.mark.parametrize("battery, seconds", [("walk", 20), ("read_handler", 5), ("sealed_state", 15)])
 def test_the_budget_a_task_cell_prints_comes_from_the_battery(battery, seconds):
     assert budget_of(battery) == seconds
 
 
-@pytest.mark.parametrize("battery", ["walk", "uris", "stateless"])
+@pytest.mark.parametrize("battery", ["walk", "read_handler", "checked_tools"])
 def test_a_legacy_row_never_hints_at_a_2026_07_28_setting(battery):
     _, scenarios, _ = load_battery(battery)
     modern_words = ("2026-07-28", "cache_mode", "ttl", "response cache", "stateless", "server/discover")

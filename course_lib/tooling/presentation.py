@@ -298,6 +298,11 @@ class ChapterTime:
         return self.present + self.exercise + self.run
 
 
+def exercise_minutes(entry: dict) -> int:
+    """A chapter's exercise minutes: the sum over its exercises (a chapter may have several)."""
+    return sum(e["minutes"] for e in entry.get("exercises", []))
+
+
 def chapter_times() -> list[ChapterTime]:
     """Every chapter of the plan, in its order, with its three figures."""
     import nbformat
@@ -308,7 +313,7 @@ def chapter_times() -> list[ChapterTime]:
         stem = entry["stem"]
         nb = nbformat.read(NOTEBOOKS / f"{stem}.ipynb", as_version=4)
         run = measured.get(stem, {})
-        out.append(ChapterTime(stem, round(minutes(nb)), entry.get("exercise", {}).get("minutes", 0),
+        out.append(ChapterTime(stem, round(minutes(nb)), exercise_minutes(entry),
                                round(run.get("run_seconds", 0) / 60, 1), run.get("slow_cells", []),
                                bool(entry.get("one_day"))))
     return out
@@ -421,7 +426,7 @@ def main(argv: list[str]) -> int:
     for r in reports:
         stem = r.path.stem
         run = measured.get(stem)
-        exercise = planned.get(stem, {}).get("exercise", {}).get("minutes", 0)
+        exercise = exercise_minutes(planned.get(stem, {}))
         ran = f"run {run['run_seconds'] / 60:.1f} min (measured)" if run else "run not measured"
         print(f"{'ok  ' if r.ok else 'FAIL'} {r.path.name}: present {r.minutes:.0f} min (estimated), "
               f"exercise {exercise} min, {ran}, {r.slides} slides")
