@@ -1,4 +1,4 @@
-"""The server around chapter 3's page function: ``tools/list`` served by the student's code.
+"""The server around chapter 3's page function: ``tools/list`` and ``prompts/list`` served by it.
 
 ``python -m course_lib.grading.paging_harness MODULE.py FUNCTION CONFIG.json`` imports the
 student's module (written by ``grading.child``), and serves ``tools/list`` and ``prompts/list``
