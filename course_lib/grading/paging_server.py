@@ -223,6 +223,8 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
                 return failed
             except MCPError as exc:
                 return Failed(WRONG_REFUSAL, f"page 1 was refused: {error_line(exc)}")
+            except CourseError as exc:
+                return Failed(LAB, f"the lab could not run: {error_line(exc)}")
 
         async def run_lab(era: str, config: str, names: dict[str, list[str]], lent: dict) -> dict[str, tuple]:
             """Run the rows of one lab in battery order; a lab that fails is nobody's fault."""
