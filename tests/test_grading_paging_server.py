@@ -227,6 +227,23 @@ async def test_the_wrong_error_code_is_a_wrong_refusal():
     assert verdict.observed == "cursor '3': answered MCPError -32600: bad cursor, not -32602 with a message"
 
 
+async def test_a_refusal_where_a_page_was_due_is_a_wrong_refusal_not_a_grader_crash():
+    card = await grade_paging_server(wrong_code, only=["stable replay"], eras=["legacy"])
+    (verdict,) = card.verdicts
+    assert verdict.failure_class == WRONG_REFUSAL
+    assert verdict.observed == "a request this row needs was answered MCPError -32600: bad cursor"
+
+
+def not_a_page(cursor, catalog):
+    return "alpha"  # not (names, next_cursor)
+
+
+async def test_an_answer_that_is_not_a_page_is_the_students_crash():
+    card = await grade_paging_server(not_a_page, only=["complete catalog", "prompts list"], eras=["2026-07-28"])
+    assert [v.failure_class for v in card.verdicts] == [CRASH, CRASH], card.text()
+    assert "your code crashed: ValueError" in card.verdict_of("complete catalog").observed
+
+
 async def test_a_handler_that_never_returns_is_stopped_at_the_budget():
     card = await grade_paging_server(forever, only=["complete catalog", "forged cursor"], eras=["legacy"], budget=2)
     assert [v.failure_class for v in card.verdicts] == [HANG, HANG], card.text()

@@ -55,7 +55,11 @@ def serve(page, config: dict) -> None:
     def answer(kind: str, params):
         cursor = None if params is None else params.cursor
         try:
-            return page(cursor, lists[kind])
+            names, next_cursor = page(cursor, lists[kind])
+            if kind == "tools":
+                tools = [types.Tool(name=n, input_schema={"type": "object"}) for n in names]
+                return types.ListToolsResult(tools=tools, next_cursor=next_cursor)
+            return types.ListPromptsResult(prompts=[types.Prompt(name=n) for n in names], next_cursor=next_cursor)
         except MCPError:
             raise
         except Exception as exc:
@@ -71,13 +75,10 @@ def serve(page, config: dict) -> None:
                 catalog.generation = 2
             lists["tools"].names = list(config["changed"])
         served += 1
-        names, next_cursor = answer("tools", params)
-        tools = [types.Tool(name=n, input_schema={"type": "object"}) for n in names]
-        return types.ListToolsResult(tools=tools, next_cursor=next_cursor)
+        return answer("tools", params)
 
     async def on_list_prompts(ctx, params):
-        names, next_cursor = answer("prompts", params)
-        return types.ListPromptsResult(prompts=[types.Prompt(name=n) for n in names], next_cursor=next_cursor)
+        return answer("prompts", params)
 
     async def main():
         async with stdio_server() as (read, write):

@@ -176,6 +176,8 @@ async def _row(probe: _Probe, row: dict, lent: dict) -> tuple:
     except Failed as failed:
         error = {"NotImplementedError": NotImplementedError, "NameError": NameError}.get(failed.error_type)
         return False, failed.observed, failed.kind, None if error is None else o.crashed(error())
+    except MCPError as exc:  # a request this row needed answered was refused
+        return False, f"a request this row needs was answered {error_line(exc)}", WRONG_REFUSAL, None
     return True, observed, None, None
 
 
