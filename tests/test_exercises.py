@@ -217,7 +217,8 @@ def chapter_functions(stem: str) -> tuple[dict, list]:
         for node in ast.walk(ast.parse(cell.source)) if cell.source.strip() else ():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and "def " in node.value:
                 text_space = {"__name__": "__main__"}
-                for name in _run_definitions(node.value, f"<{stem} cell {n} server text>", text_space):
+                where = f"<{stem} cell {n} server text at line {node.lineno}>"  # one name per text
+                for name in _run_definitions(node.value, where, text_space):
                     candidates.append((name, text_space))
     return namespace, candidates
 

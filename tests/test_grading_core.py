@@ -368,6 +368,16 @@ async def keeps_the_refused_pages(session):
     raise CatalogError("page_budget", "two walks refused")
 
 
+async def restarts_once_after_a_refused_cursor(session):
+    """The rule: one restart, and only after -32602."""
+    try:
+        return await safe_walk(session)
+    except MCPError as exc:
+        if exc.error.code != -32602:
+            raise
+        return await safe_walk(session)
+
+
 async def restarts_until_it_works(session):
     while True:
         try:
@@ -382,6 +392,9 @@ async def restarts_until_it_works(session):
      "raised CatalogError(cursor_repeated): the server sent a cursor it had already sent after 4 tools/list"),
     (keeps_the_refused_pages, "moved to a new catalog", "normal",
      "returned ['alpha', 'beta', 'bump', 'delta', 'epsilon', 'bump', 'zeta']"),
+    # restarts after any MCPError: the -32603 of a failing backend is asked twice
+    (retries_after_refusal, "another error code", "catalog changed once",
+     "raised MCPError -32603: Internal error: the catalog backend is unavailable after 4 tools/list"),
 ])
 async def test_wrong_restart_policies_are_flagged(solution, failing, control, observed):
     card = await grade_walker(solution, RESTART, only=[failing, control], eras=["legacy"])
@@ -396,7 +409,7 @@ async def test_restarting_forever_is_stopped_at_the_budget():
 
 
 async def test_one_restart_passes_the_restart_battery():
-    card = await grade_walker(retries_after_refusal, RESTART)
+    card = await grade_walker(restarts_once_after_a_refused_cursor, RESTART)
     assert card.passed, card.text()
     _, scenarios, _ = load_battery(RESTART)
     assert {s.server for s in scenarios} == {"catalog", "modern"}

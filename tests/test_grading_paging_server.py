@@ -70,12 +70,56 @@ def claim_of(cursor, catalog):
     return claim
 
 
-def no_generation(cursor, catalog):
-    """Signed and bound to the server, but blind to the generation."""
-    start = 0 if cursor is None else claim_of(cursor, catalog)["o"]
+def bound_page(cursor, catalog, fields):
+    """Signed pages whose claim binds only ``fields`` of the catalog (and the offset)."""
+    bound = lambda offset: {**{f: getattr(catalog, f) for f in fields}, "o": offset}  # noqa: E731
+    start = 0
+    if cursor is not None:
+        claim = claim_of(cursor, catalog)
+        if claim != bound(claim.get("o")):
+            raise MCPError(types.INVALID_PARAMS, "Invalid cursor: not for this server, list or generation")
+        start = claim["o"]
     end = start + catalog.page_size
     more = end < len(catalog.names)
-    return catalog.names[start:end], (signed(catalog, {"s": catalog.name, "o": end}) if more else None)
+    return catalog.names[start:end], (signed(catalog, bound(end)) if more else None)
+
+
+def no_generation(cursor, catalog):
+    """Signed and bound to the server, its process and its list, but blind to the generation."""
+    return bound_page(cursor, catalog, ("name", "process", "kind"))
+
+
+def no_process(cursor, catalog):
+    """Bound to the server, its list and the generation: an earlier process's cursor still reads."""
+    return bound_page(cursor, catalog, ("name", "kind", "generation"))
+
+
+def no_list(cursor, catalog):
+    """Bound to the server, its process and the generation: a tools cursor reads as a prompts one."""
+    return bound_page(cursor, catalog, ("name", "process", "generation"))
+
+
+def crashes_on_garbage(cursor, catalog):
+    """Reads the claim before it checks anything: a cursor that is not base64 JSON crashes it."""
+    start = 0 if cursor is None else json.loads(base64.urlsafe_b64decode(cursor.partition(".")[0]))["o"]
+    end = start + catalog.page_size
+    return catalog.names[start:end], (signed(catalog, {"o": end}) if end < len(catalog.names) else None)
+
+
+def chapter_page(tmp_path):
+    """The chapter's own signed-cursor ``page()``: its server texts MINT, REFUSE and READ, copied as they are."""
+    nb = nbformat.read(NOTEBOOKS / "03_paginating_server.ipynb", as_version=4)
+    texts = {}
+    for cell in nb.cells:
+        for node in ast.parse(cell.source).body if cell.cell_type == "code" else ():
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+                texts[node.targets[0].id] = node.value.value
+    path = tmp_path / "chapter_server_text.py"
+    path.write_text(texts["MINT"] + texts["REFUSE"] + texts["READ"], encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("chapter_server_text", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.page
 
 
 def restarts(cursor, catalog):
@@ -114,12 +158,26 @@ async def test_the_starter_scores_zero():
     assert not any(v.passed for v in card.verdicts), card.text()
     assert {v.failure_class for v in card.verdicts} == {CRASH}
     assert "NotImplementedError: write your page function here" in card.text()
-    assert card.text().endswith("0/14 scenarios pass")
+    assert card.text().endswith("0/20 scenarios pass")
+
+
+async def test_the_reference_passes_every_row_in_both_eras(tmp_path):
+    card = await grade_paging_server(reference(tmp_path))
+    assert card.passed and {v.scenario.era for v in card.verdicts} == {"legacy", "2026-07-28"}, card.text()
+    assert len(card.verdicts) == 2 * len(ROWS)
+
+
+async def test_the_chapters_own_page_function_fails_the_two_rules_it_only_states(tmp_path):
+    card = await grade_paging_server(chapter_page(tmp_path))
+    assert {v.scenario.name for v in card.failures()} == {"another process", "another list"}, card.text()
+    assert {v.scenario.era for v in card.failures()} == {"legacy", "2026-07-28"}
+    assert {v.failure_class for v in card.failures()} == {MISSING_REFUSAL}
 
 
 async def test_offset_cursors_fail_at_every_cursor_check():
-    card = await grade_paging_server(offsets)
+    card = await grade_paging_server(offsets, eras=["legacy"])
     assert {v.scenario.name for v in card.failures()} == {"forged cursor", "tampered cursor", "foreign cursor",
+                                                          "another process", "another list",
                                                           "expired cursor"}, card.text()
     verdict = assert_flagged(card, "expired cursor", "complete catalog",
                              "a generation-1 cursor at generation 2: answered the page ['delta', 'epsilon']")
@@ -127,11 +185,24 @@ async def test_offset_cursors_fail_at_every_cursor_check():
     assert card.verdict_of("forged cursor").observed.startswith("cursor '3': answered the page")
 
 
-async def test_no_generation_check_fails_only_at_the_expired_cursor():
-    card = await grade_paging_server(no_generation)
-    assert {v.scenario.name for v in card.failures()} == {"expired cursor"}, card.text()
+@pytest.mark.parametrize("page, row, observed", [
+    (no_generation, "expired cursor", "a generation-1 cursor at generation 2: answered the page"),
+    (no_process, "another process", "the cursor of an earlier process of this server: answered the page"),
+    (no_list, "another list", "page 1's tools/list cursor sent to prompts/list: answered the page ['summary']"),
+])
+async def test_each_binding_left_out_fails_only_at_its_row(page, row, observed):
+    card = await grade_paging_server(page)
+    assert {v.scenario.name for v in card.failures()} == {row}, card.text()
     assert {v.scenario.era for v in card.failures()} == {"legacy", "2026-07-28"}
-    assert_flagged(card, "expired cursor", "tampered cursor", "a generation-1 cursor at generation 2: answered the page")
+    verdict = assert_flagged(card, row, "tampered cursor", observed)
+    assert verdict.failure_class == MISSING_REFUSAL
+
+
+async def test_a_cursor_that_crashes_the_handler_is_no_refusal():
+    card = await grade_paging_server(crashes_on_garbage, only=["forged cursor", "complete catalog"],
+                                     eras=["legacy"])
+    verdict = assert_flagged(card, "forged cursor", "complete catalog", "your code crashed: ")
+    assert verdict.failure_class == CRASH
 
 
 async def test_a_silent_restart_is_no_refusal():
@@ -154,6 +225,23 @@ async def test_the_wrong_error_code_is_a_wrong_refusal():
     verdict = card.verdict_of("forged cursor")
     assert not verdict.passed and verdict.failure_class == WRONG_REFUSAL
     assert verdict.observed == "cursor '3': answered MCPError -32600: bad cursor, not -32602 with a message"
+
+
+async def test_a_refusal_where_a_page_was_due_is_a_wrong_refusal_not_a_grader_crash():
+    card = await grade_paging_server(wrong_code, only=["stable replay"], eras=["legacy"])
+    (verdict,) = card.verdicts
+    assert verdict.failure_class == WRONG_REFUSAL
+    assert verdict.observed == "a request this row needs was answered MCPError -32600: bad cursor"
+
+
+def not_a_page(cursor, catalog):
+    return "alpha"  # not (names, next_cursor)
+
+
+async def test_an_answer_that_is_not_a_page_is_the_students_crash():
+    card = await grade_paging_server(not_a_page, only=["complete catalog", "prompts list"], eras=["2026-07-28"])
+    assert [v.failure_class for v in card.verdicts] == [CRASH, CRASH], card.text()
+    assert "your code crashed: ValueError" in card.verdict_of("complete catalog").observed
 
 
 async def test_a_handler_that_never_returns_is_stopped_at_the_budget():

@@ -1,11 +1,13 @@
 """Chapter 3's exercise: ``my_page(cursor, catalog) -> (names, next_cursor)``, judged on the wire.
 
 The function is copied into a module (``grading.child``) and served by ``grading.paging_harness``
-as a real stdio server in each era of ``fixtures/grading/paging_server.json``: A (every row but
-the change), B (another server, whose page-1 cursor A must refuse) and C (A again, whose catalog
-moves to generation 2 at its second ``tools/list``). A row passes when the answers on the wire are
-what the battery expects and every page lists only names of the catalog of that moment. A page
-function that never returns is stopped at the budget, and its lab's later rows are not asked."""
+(``tools/list`` and ``prompts/list``) as a real stdio server in each era of
+``fixtures/grading/paging_server.json``: A (every row but the change), B (another server, whose
+page-1 cursor A must refuse), an earlier process of A (same name and key, whose page-1 cursor A
+must refuse too) and C (A again, whose tools move to generation 2 at its second ``tools/list``).
+A row passes when the answers on the wire are what the battery expects and every page lists only
+names of its list at that moment. A page function that never returns is stopped at the budget,
+and its lab's later rows are not asked."""
 from __future__ import annotations
 
 import json
@@ -59,8 +61,8 @@ def tamper(cursor: str) -> str:
 class _Probe:
     """The requests of one lab, with every answer checked against the catalog of the moment."""
 
-    def __init__(self, lab, budget: float, allowed: list[str]):
-        self.lab, self.budget, self.allowed = lab, budget, allowed
+    def __init__(self, lab, budget: float, allowed: dict[str, list[str]]):
+        self.lab, self.budget, self.allowed = lab, budget, allowed  # the names each list may serve
         self.stuck = False  # a request got no answer: the server is not asked again
 
     def _failure(self, exc: MCPError) -> Failed | None:
@@ -73,22 +75,24 @@ class _Probe:
             return Failed(HANG, no_result(self.budget))
         return None
 
-    async def page(self, cursor: str | None) -> tuple[list[str], str | None]:
+    async def page(self, cursor: str | None, kind: str = "tools") -> tuple[list[str], str | None]:
         if self.stuck:
             raise Failed(HANG, "not asked: an earlier request got no answer")
         params = None if cursor is None else types.PaginatedRequestParams(cursor=cursor)
+        ask = self.lab.session.list_tools if kind == "tools" else self.lab.session.list_prompts
         try:
-            result = await self.lab.session.list_tools(params=params)
+            result = await ask(params=params)
         except MCPError as exc:
             raise self._failure(exc) or exc
-        names = [t.name for t in result.tools]
-        outside = [n for n in names if n not in self.allowed]
+        names = [t.name for t in (result.tools if kind == "tools" else result.prompts)]
+        outside = [n for n in names if n not in self.allowed[kind]]
         if outside:
-            raise Failed(WRONG_RESULT, f"served {outside[0]!r}, which is not in the catalog {self.allowed}")
+            raise Failed(WRONG_RESULT, f"{kind}/list served {outside[0]!r}, which is not in its list "
+                                       f"{self.allowed[kind]}")
         return names, result.next_cursor
 
-    async def cursor_of_page_1(self) -> str:
-        names, cursor = await self.page(None)
+    async def cursor_of_page_1(self, kind: str = "tools") -> str:
+        names, cursor = await self.page(None, kind)
         if cursor is None:
             raise Failed(WRONG_RESULT, f"page 1 {names} has no next cursor: the catalog is paged in "
                                        f"pages of catalog.page_size")
@@ -102,10 +106,10 @@ class _Probe:
                                        f"then {again[0]} with next cursor {again[1]!r}")
         return first
 
-    async def refused(self, cursor: str, label: str) -> str:
-        """Ask for ``cursor``; it must be refused with -32602 and a message."""
+    async def refused(self, cursor: str, label: str, kind: str = "tools") -> str:
+        """Ask ``kind``/list for ``cursor``; it must be refused with -32602 and a message."""
         try:
-            names, next_cursor = await self.page(cursor)
+            names, next_cursor = await self.page(cursor, kind)
         except MCPError as exc:
             if exc.error.code == types.INVALID_PARAMS and exc.error.message.strip():
                 return error_line(exc)
@@ -113,16 +117,16 @@ class _Probe:
         raise Failed(MISSING_REFUSAL, f"{label}: answered the page {names} (next cursor "
                                       f"{'none' if next_cursor is None else 'given'}) instead of -32602")
 
-    async def walk(self, expected: list[str], min_pages: int) -> str:
+    async def walk(self, expected: list[str], min_pages: int, kind: str = "tools") -> str:
         if self.stuck:
             raise Failed(HANG, "not asked: an earlier request got no answer")
         try:
-            catalog = await walk(self.lab)
+            catalog = await walk(self.lab, kind)
         except MCPError as exc:
             raise self._failure(exc) or Failed(WRONG_REFUSAL, f"the walk was refused: {error_line(exc)}")
         except CatalogError as exc:
             raise Failed(WRONG_RESULT, f"the walker refused the pages: {error_line(exc)}")
-        found = f"{catalog.names} in pages {list(catalog.page_sizes)}"
+        found = f"{'' if kind == 'tools' else kind + ' '}{catalog.names} in pages {list(catalog.page_sizes)}"
         if catalog.names != expected:
             raise Failed(WRONG_RESULT, f"the walker read {found}")
         if catalog.pages < min_pages:
@@ -130,12 +134,19 @@ class _Probe:
         return f"the walker read {found}"
 
 
-async def _row(probe: _Probe, row: dict, foreign: str | Failed) -> tuple:
+def _lent(cursor: str | Failed, lender: str) -> str:
+    """A cursor another server lent, or its lender's failure as this row's."""
+    if isinstance(cursor, Failed):
+        raise Failed(cursor.kind, f"{lender}: {cursor.observed}", cursor.error_type)
+    return cursor
+
+
+async def _row(probe: _Probe, row: dict, lent: dict) -> tuple:
     """One row of the battery on its lab: (passed, observed, failure kind, outcome of a crash)."""
     kind, expect = row["probe"], row["expect"]
     try:
         if kind in ("walk", "fresh"):
-            observed = await probe.walk(expect["names"], expect.get("min_pages", 1))
+            observed = await probe.walk(expect["names"], expect.get("min_pages", 1), row.get("kind", "tools"))
         elif kind == "replay":
             await probe.twice(None, "page 1")
             page = await probe.twice(await probe.cursor_of_page_1(), "one cursor")
@@ -148,9 +159,15 @@ async def _row(probe: _Probe, row: dict, foreign: str | Failed) -> tuple:
             cursor = tamper(await probe.cursor_of_page_1())
             observed = await probe.refused(cursor, "page 1's cursor, one character changed")
         elif kind == "foreign":
-            if isinstance(foreign, Failed):
-                raise Failed(foreign.kind, f"server 'paging-b': {foreign.observed}", foreign.error_type)
-            observed = await probe.refused(foreign, "the cursor of server 'paging-b'")
+            cursor = _lent(lent["B"], "server 'paging-b'")
+            observed = await probe.refused(cursor, "the cursor of server 'paging-b'")
+        elif kind == "restarted":
+            cursor = _lent(lent["A"], "the earlier process")
+            observed = await probe.refused(cursor, "the cursor of an earlier process of this server")
+        elif kind == "crossed":
+            tools, prompts = await probe.cursor_of_page_1("tools"), await probe.cursor_of_page_1("prompts")
+            await probe.refused(tools, "page 1's tools/list cursor sent to prompts/list", "prompts")
+            observed = await probe.refused(prompts, "page 1's prompts/list cursor sent to tools/list", "tools")
         elif kind == "expired":
             cursor = await probe.cursor_of_page_1()  # the catalog moves on before the next request
             observed = await probe.refused(cursor, "a generation-1 cursor at generation 2")
@@ -159,6 +176,8 @@ async def _row(probe: _Probe, row: dict, foreign: str | Failed) -> tuple:
     except Failed as failed:
         error = {"NotImplementedError": NotImplementedError, "NameError": NameError}.get(failed.error_type)
         return False, failed.observed, failed.kind, None if error is None else o.crashed(error())
+    except MCPError as exc:  # a request this row needed answered was refused
+        return False, f"a request this row needs was answered {error_line(exc)}", WRONG_REFUSAL, None
     return True, observed, None, None
 
 
@@ -167,7 +186,7 @@ def _argv(path: Path, function: str, config: Path) -> list[str]:
 
 
 def _configs(folder: Path, paging: dict) -> dict[str, Path]:
-    base = {"catalog": paging["catalog"], "page_size": paging["page_size"]}
+    base = {"catalog": paging["catalog"], "prompts": paging["prompts"], "page_size": paging["page_size"]}
     configs = {"A": {**base, **paging["server"]}, "B": {**base, **paging["other"]},
                "C": {**base, **paging["server"], "changed": paging["changed"]}}
     paths = {}
@@ -196,16 +215,20 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
         configs = _configs(Path(folder), paging)
         options = {"request_timeout": budget, "lab_timeout": budget * 20 + 60}
 
-        async def foreign_cursor(era: str) -> str | Failed:
+        steady = {"tools": paging["catalog"], "prompts": paging["prompts"]}
+
+        async def lent_cursor(era: str, config: str) -> str | Failed:
             try:
-                async with connect(argv("B"), era=era, **options) as lab:
-                    return await _Probe(lab, budget, paging["catalog"]).cursor_of_page_1()
+                async with connect(argv(config), era=era, **options) as lab:
+                    return await _Probe(lab, budget, steady).cursor_of_page_1()
             except Failed as failed:
                 return failed
             except MCPError as exc:
                 return Failed(WRONG_REFUSAL, f"page 1 was refused: {error_line(exc)}")
+            except CourseError as exc:
+                return Failed(LAB, f"the lab could not run: {error_line(exc)}")
 
-        async def run_lab(era: str, config: str, names: list[str], foreign) -> dict[str, tuple]:
+        async def run_lab(era: str, config: str, names: dict[str, list[str]], lent: dict) -> dict[str, tuple]:
             """Run the rows of one lab in battery order; a lab that fails is nobody's fault."""
             wanted = [s for s in scenarios if s.era == era and (rows[s.name]["probe"] in ("expired", "fresh"))
                       == (config == "C")]
@@ -217,20 +240,21 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
                     probe = _Probe(lab, budget, names)
                     for s in wanted:
                         if rows[s.name]["probe"] == "fresh":
-                            probe.allowed = paging["changed"]
-                        out[s.name] = await _row(probe, rows[s.name], foreign)
+                            probe.allowed = {**names, "tools": paging["changed"]}
+                        out[s.name] = await _row(probe, rows[s.name], lent)
             except CourseError as exc:
                 for s in wanted:
                     out.setdefault(s.name, (False, f"the lab could not run: {error_line(exc)}", LAB, o.lab_failed(exc)))
             return out
 
         async def run_era(era: str) -> dict[str, tuple]:
-            foreign = await foreign_cursor(era) if any(
-                rows[s.name]["probe"] == "foreign" and s.era == era for s in scenarios) else None
-            steady = await run_lab(era, "A", paging["catalog"], foreign)
-            # C's catalog holds both generations' names until it changes
-            changing = await run_lab(era, "C", list(dict.fromkeys(paging["catalog"] + paging["changed"])), None)
-            return {**steady, **changing}
+            asked = {rows[s.name]["probe"] for s in scenarios if s.era == era}
+            lent = {config: await lent_cursor(era, config) if probe in asked else None
+                    for config, probe in (("B", "foreign"), ("A", "restarted"))}
+            first = await run_lab(era, "A", steady, lent)
+            # C's tools hold both generations' names until they change
+            both = {**steady, "tools": list(dict.fromkeys(paging["catalog"] + paging["changed"]))}
+            return {**first, **await run_lab(era, "C", both, lent)}
 
         results = await for_each(run_era, list(dict.fromkeys(s.era for s in scenarios)))
     verdicts = [Verdict(s, *results[s.era][s.name]) for s in scenarios]

@@ -8,13 +8,18 @@ to its message handler (how 1.29.0 reports a line it could not parse).
 
 Each result: ``{"op", "ok", "result" (wire JSON by alias, or None), "error" (None or
 {"type", "code", "message"}), "extra" (keys the 1.29.0 models kept beyond their fields)}``.
-Stdlib and mcp 1.29.0 only.
+Two operations are not one request: ``walk_tools`` sends every cursor back verbatim until
+``nextCursor`` is absent, a request fails, or ``max_pages`` requests went out (it checks nothing
+else: the trusting loop), and returns ``{"pages": [{"tools": [...], "nextCursor": ...}]}``;
+``api`` returns the signature of 1.29.0's ``ClientSession.list_tools`` and whether a drain helper
+exists. Stdlib and mcp 1.29.0 only.
 """
+import inspect
 import json
 import sys
 
 import anyio
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
 
@@ -31,6 +36,24 @@ def extras(model) -> dict:
                 for key, value in (getattr(item, "model_extra", None) or {}).items():
                     found[f"{name}[{i}].{key}"] = value
     return found
+
+
+async def walk_tools(session: ClientSession, max_pages: int, pages: list) -> dict:
+    """The trusting loop: every cursor goes back verbatim; only an absent nextCursor ends it."""
+    cursor = None
+    for _ in range(max_pages):
+        params = None if cursor is None else types.PaginatedRequestParams(cursor=cursor)
+        page = await session.list_tools(params=params)
+        pages.append({"tools": [t.name for t in page.tools], "nextCursor": page.nextCursor})
+        cursor = page.nextCursor
+        if cursor is None:
+            break
+    return {"pages": pages}
+
+
+def api() -> dict:
+    return {"list_tools": str(inspect.signature(ClientSession.list_tools)),
+            "list_all_tools": hasattr(ClientSession, "list_all_tools")}
 
 
 async def perform(session: ClientSession, op: dict):
@@ -64,11 +87,19 @@ async def run(job: dict) -> list:
                 await session.initialize()
                 for op in job["ops"]:
                     entry = {"op": op["op"], "ok": True, "result": None, "error": None, "extra": {}}
+                    pages: list = []
                     try:
+                        if op["op"] in ("walk_tools", "api"):  # plain data, not one result model
+                            entry["result"] = (await walk_tools(session, op.get("max_pages", 32), pages)
+                                               if op["op"] == "walk_tools" else api())
+                            results.append(entry)
+                            continue
                         result = await perform(session, op)
                         entry["result"] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
                         entry["extra"] = extras(result)
                     except McpError as exc:
+                        if pages:  # the pages a walk read before the refusal
+                            entry["result"] = {"pages": pages}
                         entry.update(ok=False, error={"type": type(exc).__name__,
                                                       "code": exc.error.code, "message": exc.error.message})
                     except Exception as exc:  # what the session raised, reported as data

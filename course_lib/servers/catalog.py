@@ -6,6 +6,9 @@ Mode ``unsorted`` serves the same three pages in an order that is not alphabetic
 Mode ``typed`` serves one page with one tool, ``forecast``, whose input schema asks for a
 ``city`` (a string) and allows ``days`` (an integer from 1 to 7).
 
+Mode ``failing`` answers every cursored request, after checking its cursor, with JSON-RPC
+-32603 (the backend behind the page failed): an error that is not about the cursor.
+
 Every tool checks its arguments against its own input schema: arguments that fail it get a
 tool *result* with ``isError: true`` whose text says what is wrong (a model can read it and
 correct the call). An unknown tool name is a JSON-RPC error, -32602; so are ``arguments``
@@ -26,7 +29,7 @@ from mcp.server import Server
 from course_lib.servers._base import parser, serve
 
 MODES = ("normal", "single", "empty", "empty-token", "repeat", "cycle", "endless", "duplicate",
-         "change", "large", "unsorted", "typed")
+         "change", "large", "unsorted", "typed", "failing")
 PAGES = (("alpha",), (), ("beta", "gamma"))
 LARGE_PAGES, LARGE_PAGE_SIZE = 1000, 10
 INPUT_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
@@ -100,6 +103,8 @@ class Catalog:
         if self.mode == "change" and self.list_calls == 2:
             self.generation += 1  # the catalog changed between two requests of one walk
         index = 0 if cursor is None else self.index_of(cursor)
+        if self.mode == "failing" and cursor is not None:  # a valid cursor, a failing backend
+            raise MCPError(types.INTERNAL_ERROR, "Internal error: the catalog backend is unavailable")
         if self.mode == "repeat" and cursor is not None:
             return types.ListToolsResult(tools=[], next_cursor=cursor)
         if self.mode == "endless":
