@@ -107,7 +107,7 @@ async def test_the_starter_scores_zero_with_the_starters_hint():
     (always_refused, "string, as declared", "integer where string declared", WRONG_REFUSAL, "refused a value"),
     (protocol_error, "required key missing", "integer, as declared", WRONG_REFUSAL, "answered the JSON-RPC error"),
     (refused_with_content, "string where integer declared", "integer, as declared", WRONG_RESULT, "isError true, but"),
-    (rounded, "string, as declared", "integer where string declared", WRONG_RESULT, "sent isError=false"),
+    (rounded, "string, as declared", "no declared schema", WRONG_RESULT, "sent isError=false"),
     (crashes, "string, as declared", "string, as declared", CRASH, "your code crashed: KeyError"),
     (with_the_chapters_check, "string, as declared", "string, as declared", CRASH,
      "your code crashed: Unavailable: course_lib.chapters.schema_lab.accepts is unavailable"),
