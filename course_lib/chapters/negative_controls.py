@@ -183,11 +183,13 @@ else:
 """
 
 
-def run_probe(probe: str, root: Path, *, timeout: float = PROBE_TIMEOUT) -> dict:
-    """Run ``probe`` in a new process with ``root``'s course_lib; return its report."""
+def run_probe(probe: str, root: Path, *, timeout: float = PROBE_TIMEOUT, optimize: bool = False) -> dict:
+    """Run ``probe`` in a new process with ``root``'s course_lib (``python -O`` if ``optimize``);
+    return its report."""
     report_path = root / "probe-report.json"
     report_path.unlink(missing_ok=True)
-    argv, env = [sys.executable, "-c", _BOOTSTRAP, probe, str(report_path)], _probe_env(root)
+    argv = [sys.executable, *(["-O"] if optimize else []), "-c", _BOOTSTRAP, probe, str(report_path)]
+    env = _probe_env(root)
     with open(os.devnull, "rb") as nothing, tempfile.TemporaryFile() as output:
         try:
             returncode = subprocess.run(argv, cwd=root, env=env, stdin=nothing, stdout=output,
@@ -228,12 +230,13 @@ def run_mutant(mutant: Mutant, *, timeout: float = PROBE_TIMEOUT) -> Outcome:
         return _judge(mutant, run_probe(mutant.probe, root, timeout=timeout))
 
 
-def run_baseline(probe: str, *, timeout: float = PROBE_TIMEOUT) -> Outcome:
-    """Run ``probe`` on an unedited copy: it must pass, or no kill means anything."""
+def run_baseline(probe: str, *, timeout: float = PROBE_TIMEOUT, optimize: bool = False) -> Outcome:
+    """Run ``probe`` on an unedited copy (under ``python -O`` if ``optimize``): it must pass, or no
+    kill means anything."""
     with tempfile.TemporaryDirectory(prefix="course-baseline-") as tmp:
         root = Path(tmp)
         _copy_course(root)
-        report = run_probe(probe, root, timeout=timeout)
+        report = run_probe(probe, root, timeout=timeout, optimize=optimize)
     if report.get("status") == "passed":
         return Outcome(probe, "passed")
     return Outcome(probe, "not_a_kill", report.get("check"), report.get("message", ""),

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import difflib
 import json
-from contextlib import asynccontextmanager
+import logging
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 
 from course_lib.refresh import candidate
@@ -336,6 +337,26 @@ def runs_table(runs: list[Run]) -> Table:
     return Table(["scenario", "call alpha", "both oracles"], rows, title=f"era: {eras[0]}" if eras else None)
 
 
+@contextmanager
+def sdk_log():
+    """The SDK client's log lines (its logger ``client``) while the block runs, kept in a list
+    instead of reaching the kernel's stderr."""
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
+
+    logger, handler = logging.getLogger("client"), Keep(logging.WARNING)
+    propagate, logger.propagate = logger.propagate, False
+    logger.addHandler(handler)
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
 # -- probes and mutants (negative controls) --------------------------------------------------
 
 async def probe_in_place() -> None:
@@ -370,6 +391,13 @@ async def probe_caller_failure():
 
 async def probe_accepted_candidate() -> None:
     await run_and_check("accepted_candidate")
+
+
+def probe_asserts_run() -> None:
+    """The control of a ``python -O`` run: an ``assert`` is compiled away there, a ``require`` is not."""
+    ran = []
+    assert ran.append(True) is None
+    require(ran, "asserts_run", "assert statements were compiled away (python -O)")
 
 
 # Each mutant rebinds a name its module keeps through refactors (``negative_controls.Binding``).
