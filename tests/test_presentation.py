@@ -194,3 +194,10 @@ def test_the_committed_tracks_page_is_what_the_command_writes():
     assert P.TRACKS_PAGE.read_text(encoding="utf-8") == P.tracks_page(), \
         "docs/tracks.md is stale: python -m course_lib.tooling.presentation --write-tracks"
 
+
+def test_chapter_00_and_the_readme_show_the_tracks_the_command_writes():
+    (cell,) = [c for c in read(CHAPTERS[0]).cells if c.get("id") == P.TRACKS_CELL]
+    assert cell.source == P.tracks_cell_source(), "python -m course_lib.tooling.presentation --write-tracks"
+    readme = (P.ROOT / "README.md").read_text(encoding="utf-8")
+    assert P.readme_with_tracks(readme) == readme, "python -m course_lib.tooling.presentation --write-tracks"
+

@@ -113,7 +113,9 @@ def slides_of(nb) -> list[list[int]]:
 
 
 def minutes(nb) -> float:
-    cells = [c for c in nb.cells if ANSWERS not in tags(c)]
+    # the self-check answers are not presented, nor is chapter 00's table of the tracks (a
+    # reference an instructor points at; its own figures would otherwise count themselves)
+    cells = [c for c in nb.cells if ANSWERS not in tags(c) and c.get("id") != TRACKS_CELL]
     words = sum(len(_source(c).split()) for c in cells if c.cell_type == "markdown")
     return words / WORDS_PER_MINUTE + sum(c.cell_type == "code" for c in cells)
 
@@ -412,14 +414,58 @@ def tracks_page() -> str:
     ])
 
 
+TRACKS_CELL = "00-tracks"  # chapter 00's cell that shows the tracks
+README_MARKS = ("<!-- tracks: written by python -m course_lib.tooling.presentation --write-tracks -->",
+                "<!-- /tracks -->")
+
+
+def tracks_cell_source() -> str:
+    return "\n".join([
+        "### Two tracks: one day, two days",
+        "",
+        "Minutes per chapter: *talk* (presenting), *task* (its exercises), *run* (its cells, measured;",
+        "`*`: run it before class). A day is about six hours with its breaks; `day 2+` is a second day",
+        "or self-study. `make presentation` prints the same table, and `docs/tracks.md` says how it is made.",
+        "",
+        tracks_table(),
+    ])
+
+
+def readme_with_tracks(text: str) -> str:
+    start, end = README_MARKS
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{tracks_table()}\n{end}{tail}"
+
+
+def write_tracks() -> list[Path]:
+    """Write the tracks into docs/tracks.md, chapter 00's tracks cell and the README. Chapter 00's
+    own talk minutes count the cell's words, so the cell is written until it no longer changes."""
+    import nbformat
+
+    path = chapters()[0]
+    for _ in range(5):
+        nb = nbformat.read(path, as_version=4)
+        (cell,) = [c for c in nb.cells if c.get("id") == TRACKS_CELL]
+        source = tracks_cell_source()
+        if cell.source == source:
+            break
+        cell.source = source
+        nbformat.write(nb, path)
+    TRACKS_PAGE.write_text(tracks_page(), encoding="utf-8")
+    readme = ROOT / "README.md"
+    readme.write_text(readme_with_tracks(readme.read_text(encoding="utf-8")), encoding="utf-8")
+    return [TRACKS_PAGE, path, readme]
+
+
 def main(argv: list[str]) -> int:
     flags = {a for a in argv if a.startswith("--")}
     paths = [Path(a).resolve() for a in argv if not a.startswith("--")]
     if "--measure" in flags:
         write_timings(paths or chapters())
     if "--write-tracks" in flags:
-        TRACKS_PAGE.write_text(tracks_page(), encoding="utf-8")
-        print(f"wrote {TRACKS_PAGE.relative_to(ROOT)}")
+        for written in write_tracks():
+            print(f"wrote {written.relative_to(ROOT)}")
     reports = check_all(paths or None)
     measured = timings().get("chapters", {})
     planned = {e["stem"]: e for e in plan()["chapters"]}
