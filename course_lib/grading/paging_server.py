@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import tempfile
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -24,6 +25,7 @@ from course_lib.grading.battery import load_battery, rows_of, select
 from course_lib.grading.child import SourceError, child_argv, write_module
 from course_lib.grading.outcome import CRASH, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, no_result
 from course_lib.grading.paging_harness import CRASHED
+from course_lib.grading.runner import FAIL_FAST
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.labs import connect
 from course_lib.scenarios import for_each
@@ -218,20 +220,36 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
                     for s in wanted:
                         if rows[s.name]["probe"] == "fresh":
                             probe.allowed = paging["changed"]
+                        if callable(foreign) and rows[s.name]["probe"] == "foreign":
+                            foreign = await foreign()  # FAIL_FAST: B starts only for its row
                         out[s.name] = await _row(probe, rows[s.name], foreign)
+                        if FAIL_FAST.get() and not out[s.name][0]:
+                            break  # the card fails: the rows after it are not asked
             except CourseError as exc:
                 for s in wanted:
                     out.setdefault(s.name, (False, f"the lab could not run: {error_line(exc)}", LAB, o.lab_failed(exc)))
             return out
 
         async def run_era(era: str) -> dict[str, tuple]:
-            foreign = await foreign_cursor(era) if any(
-                rows[s.name]["probe"] == "foreign" and s.era == era for s in scenarios) else None
+            foreign = None
+            if any(rows[s.name]["probe"] == "foreign" and s.era == era for s in scenarios):
+                foreign = partial(foreign_cursor, era) if FAIL_FAST.get() else await foreign_cursor(era)
             steady = await run_lab(era, "A", paging["catalog"], foreign)
+            if FAIL_FAST.get() and not all(passed for passed, *_ in steady.values()):
+                return steady
             # C's catalog holds both generations' names until it changes
             changing = await run_lab(era, "C", list(dict.fromkeys(paging["catalog"] + paging["changed"])), None)
             return {**steady, **changing}
 
-        results = await for_each(run_era, list(dict.fromkeys(s.era for s in scenarios)))
-    verdicts = [Verdict(s, *results[s.era][s.name]) for s in scenarios]
+        era_list = list(dict.fromkeys(s.era for s in scenarios))
+        if FAIL_FAST.get():  # one era after another, until one fails (``runner.FAIL_FAST``)
+            results = {}
+            for era in era_list:
+                results[era] = await run_era(era)
+                if not all(passed for passed, *_ in results[era].values()):
+                    break
+        else:
+            results = await for_each(run_era, era_list)
+    verdicts = [Verdict(s, *results[s.era][s.name]) for s in scenarios
+                if not FAIL_FAST.get() or s.name in results.get(s.era, {})]
     return publish(Scorecard(title, verdicts, budget, battery))
