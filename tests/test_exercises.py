@@ -14,6 +14,7 @@ import pytest
 from mcp.types import PaginatedRequestParams
 
 from course_lib import CatalogError
+from course_lib.grading.runner import FAIL_FAST
 from course_lib.paths import NOTEBOOKS
 from course_lib.tooling.regen import cell_text as text_of
 from course_lib.tooling.student_copy import tags
@@ -255,8 +256,14 @@ async def test_no_function_a_visible_cell_defines_passes_the_exercise(stem, name
     _run_definitions(starter.source, f"<{stem} starter>", starter_space)
     fitting = [(n, space) for n, space in candidates if _fits(space[n], starter_space[name])]
     graded = {}
-    for candidate, space in fitting:
-        cell_space = {**namespace, **space, name: space[candidate]}
-        card = await run_cell(check.source, cell_space)
-        graded[candidate] = card.passed
+    # Only "it fails" is asked: a grading ends at its first failing scenario (a candidate that
+    # fails none is graded on every scenario, as the check cell grades it).
+    fail_fast = FAIL_FAST.set(True)
+    try:
+        for candidate, space in fitting:
+            cell_space = {**namespace, **space, name: space[candidate]}
+            card = await run_cell(check.source, cell_space)
+            graded[candidate] = card.passed
+    finally:
+        FAIL_FAST.reset(fail_fast)
     assert not any(graded.values()), f"these cells' functions pass the exercise: {graded}"

@@ -8,6 +8,7 @@ from mcp import MCPError
 from mcp.types import PaginatedRequestParams
 
 from course_lib import CatalogError
+from course_lib.grading.runner import FAIL_FAST
 from course_lib.grading.core import CRASH, HANG, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, Scorecard, \
     grade_walker, load_battery
 from course_lib.tooling.student_copy import reference_solution
@@ -253,6 +254,19 @@ async def test_a_correct_walker_in_another_style_passes_everything():
     card = await grade_walker(generator_walk)
     assert card.passed, card.text()
     assert len(card.verdicts) == 19
+
+
+async def test_fail_fast_ends_a_grading_at_its_first_failure_and_keeps_a_passing_card_whole():
+    """``FAIL_FAST`` (what the test of a chapter's own functions grades with): a walker that fails
+    gets a failing card of the verdicts that finished; one that fails nothing gets every verdict."""
+    fail_fast = FAIL_FAST.set(True)
+    try:
+        failing = await grade_walker(first_page_only)  # every scenario with a page 2 fails
+        passing = await grade_walker(generator_walk, only=NAMES_ROWS, eras=["legacy"])
+    finally:
+        FAIL_FAST.reset(fail_fast)
+    assert not failing.passed and failing.failures() and len(failing.verdicts) < 19, failing.text()
+    assert passing.passed and len(passing.verdicts) == len(NAMES_ROWS), passing.text()
 
 
 @pytest.mark.parametrize("solution, failing, control, failure, observed", [

@@ -16,6 +16,7 @@ from mcp import MCPError
 from course_lib.grading.core import CRASH, HANG, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, load_battery
 from course_lib.grading.child import module_source
 from course_lib.grading.paging_server import grade_paging_server, tamper
+from course_lib.grading.runner import FAIL_FAST
 from course_lib.paths import NOTEBOOKS
 from course_lib.tooling.student_copy import solution_sources
 from scorecard_checks import assert_flagged
@@ -203,6 +204,18 @@ async def test_a_cursor_that_crashes_the_handler_is_no_refusal():
                                      eras=["legacy"])
     verdict = assert_flagged(card, "forged cursor", "complete catalog", "your code crashed: ")
     assert verdict.failure_class == CRASH
+
+
+async def test_fail_fast_stops_at_the_first_failing_row():
+    """Under ``FAIL_FAST`` the first era's labs run until a row fails (here the last lab's expired
+    cursor); the other era is not started, and the card fails at that row."""
+    fail_fast = FAIL_FAST.set(True)
+    try:
+        card = await grade_paging_server(no_generation)
+    finally:
+        FAIL_FAST.reset(fail_fast)
+    assert [(v.scenario.name, v.scenario.era) for v in card.failures()] == [("expired cursor", "legacy")], card.text()
+    assert {v.scenario.era for v in card.verdicts} == {"legacy"} and not card.passed
 
 
 async def test_a_silent_restart_is_no_refusal():

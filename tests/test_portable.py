@@ -139,7 +139,10 @@ def test_the_sweep_finds_the_servers_group_and_session(tmp_path):
 
 def test_chapters_pass_with_the_temporary_directory_behind_a_symlink(tmp_path):
     """macOS's temporary directory is a symlink (/var -> /private/var): lab directories, their
-    stderr logs and the sweep's open-file rule must all agree through it."""
+    stderr logs and the sweep's open-file rule must all agree through it.
+
+    This is the run's strict nbval of these chapters: when this test is in a run, tests/conftest.py
+    leaves their cells out of it (the same cells, against the same stored outputs, run here)."""
     (tmp_path / "private-tmp").mkdir()
     (tmp_path / "tmp").symlink_to(tmp_path / "private-tmp")
     env = {k: v for k, v in os.environ.items() if k not in OUTER_ONLY}

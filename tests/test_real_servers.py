@@ -1,23 +1,30 @@
 """The pinned real servers of chapter 11 under the audit.
 
 Each server's card equals its expected card, written by hand in ``fixtures/audit/real/NAME.json``
-before the run, in each era and in ``auto``: no crash (every audit returns a report), no process
-left over (the report's own sweep and the run's leak check). The servers' interpreter and the
+before the run, in each era: no crash (every audit returns a report), no process left over (the
+report's own sweep and the run's leak check). ``auto`` is chapter 11's own run: its cell audits every
+server in ``auto`` against the same cards (``real_cards.fixtures_table``), and strict nbval fails
+when a card differs, when a process is left over (``exit.leftovers`` is a line of the card) or when
+``auto`` lands in another era (the card's lines are that era's), so this file does not audit it again. The servers' interpreter and the
 Node peers are part of the set-up: when they are missing these tests fail with the commands that
 install them, never skip.
 """
 import asyncio
+import inspect
 import json
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from course_lib.chapters import real_cards, real_servers, servers_env
 from course_lib.protocol import AUTO, LEGACY, MODERN_VERSION
 from course_lib.grading.runner import lab_servers
+from course_lib.paths import NOTEBOOKS
 
+CHAPTER = NOTEBOOKS / "11_peers.ipynb"
 CARDS = {path.stem: json.loads(path.read_text()) for path in sorted(real_cards.CARDS_DIR.glob("*.json"))}
-ERAS = (LEGACY, MODERN_VERSION, AUTO)
+ERAS = (LEGACY, MODERN_VERSION)  # and AUTO: chapter 11's cell (see the docstring)
 AT_ONCE = 2  # audits side by side (each runs up to three probes at a time)
 expected = real_cards.expected_lines
 
@@ -71,6 +78,20 @@ def test_every_real_server_audits_to_its_card_in_each_era():
             wrong.append(f"{name} (auto) landed in {report.eras.get(AUTO)}, expected {eras[AUTO]}")
     assert not wrong, "\n".join(wrong)
     assert lab_servers() == set()  # nothing below this process (other workers' labs run meanwhile)
+
+
+def test_the_chapter_audits_every_real_server_in_auto():
+    """What this file leaves to chapter 11: a cell that audits every real server in ``auto`` (the
+    default of ``real_cards.audited``), whose stored table, which strict nbval re-checks, says
+    that every card equals its fixture."""
+    assert inspect.signature(real_cards.audited).parameters["era"].default == AUTO
+    (cell,) = [c for c in nbformat.read(CHAPTER, as_version=4).cells
+               if c.cell_type == "code" and "real_cards.fixtures_table(cards)" in c.source]
+    assert "for_each(real_cards.audited, [s.name for s in real_servers.SERVERS]" in cell.source
+    text = "".join(o["data"]["text/plain"] for o in cell.outputs if "text/plain" in o.get("data", {}))
+    header, rule, *rows = text.splitlines()[1:]
+    assert header.split()[:2] == ["server", "lines"] and set(rule) <= {"-", " "}
+    assert {row.split()[0]: row.split()[2] for row in rows} == {name: "0" for name in CARDS}
 
 
 def test_a_missing_servers_interpreter_fails_loudly_with_the_install_command(monkeypatch):

@@ -26,6 +26,7 @@ from course_lib.grading.battery import load_battery, rows_of, select
 from course_lib.grading.child import SourceError, child_argv, write_module
 from course_lib.grading.outcome import CRASH, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, no_result
 from course_lib.grading.paging_harness import CRASHED
+from course_lib.grading.runner import FAIL_FAST
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.labs import connect
 from course_lib.scenarios import for_each
@@ -242,6 +243,8 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
                         if rows[s.name]["probe"] == "fresh":
                             probe.allowed = {**names, "tools": paging["changed"]}
                         out[s.name] = await _row(probe, rows[s.name], lent)
+                        if FAIL_FAST.get() and not out[s.name][0]:
+                            break  # the card fails: the rows after it are not asked
             except CourseError as exc:
                 for s in wanted:
                     out.setdefault(s.name, (False, f"the lab could not run: {error_line(exc)}", LAB, o.lab_failed(exc)))
@@ -252,10 +255,21 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
             lent = {config: await lent_cursor(era, config) if probe in asked else None
                     for config, probe in (("B", "foreign"), ("A", "restarted"))}
             first = await run_lab(era, "A", steady, lent)
+            if FAIL_FAST.get() and not all(passed for passed, *_ in first.values()):
+                return first
             # C's tools hold both generations' names until they change
             both = {**steady, "tools": list(dict.fromkeys(paging["catalog"] + paging["changed"]))}
             return {**first, **await run_lab(era, "C", both, lent)}
 
-        results = await for_each(run_era, list(dict.fromkeys(s.era for s in scenarios)))
-    verdicts = [Verdict(s, *results[s.era][s.name]) for s in scenarios]
+        era_list = list(dict.fromkeys(s.era for s in scenarios))
+        if FAIL_FAST.get():  # one era after another, until one fails (``runner.FAIL_FAST``)
+            results = {}
+            for era in era_list:
+                results[era] = await run_era(era)
+                if not all(passed for passed, *_ in results[era].values()):
+                    break
+        else:
+            results = await for_each(run_era, era_list)
+    verdicts = [Verdict(s, *results[s.era][s.name]) for s in scenarios
+                if not FAIL_FAST.get() or s.name in results.get(s.era, {})]
     return publish(Scorecard(title, verdicts, budget, battery))

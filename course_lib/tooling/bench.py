@@ -9,7 +9,8 @@
    server's ``large`` mode (10,000 tools on 1,000 pages), interleaved in one lab;
 4. audit: ``course_lib.audit`` on the same ``large`` mode against a bare walk of it (each from its
    server's start), and a whole audit of the pinned ``server-everything``;
-5. suite: wall time of ``pytest -n 2`` over tests/ and notebooks/ (skip with ``--no-suite``);
+5. suite: wall time of ``pytest -n 2`` over tests/ and notebooks/ without the portable selection,
+   as ``make test`` runs it (skip with ``--no-suite``);
    with ``--against REF`` (a git revision, e.g. ``main``) the same pytest part of ``make test``
    on REF's tree as well, one after the other in the same run, so "no slower than before" is a
    ratio of neighbours (``make bench BENCH_ARGS="--only suite --against main"``).
@@ -177,6 +178,15 @@ async def bench_audit(rounds: int) -> None:
           f"{len(report.leftovers)} left over, {counts}   ({load()})")
 
 
+def not_portable(tree: Path) -> list[str]:
+    """``make test``'s pytest part leaves the portable selection (``make portable``) out: the
+    ``--ignore`` of each file of the tree's ``PORTABLE_TESTS``."""
+    for line in (tree / "Makefile").read_text().splitlines():
+        if line.startswith("PORTABLE_TESTS"):
+            return [f"--ignore={name}" for name in line.split("=", 1)[1].split()]
+    return []
+
+
 def bench_suite(cold: bool) -> None:
     label = "COURSE_FAST_LAUNCH=0 (every server cold)" if cold else "fast launch"
     print(f"== suite: pytest -n 2 over tests/ and notebooks/, {label}   (before: {load()})")
@@ -184,7 +194,8 @@ def bench_suite(cold: bool) -> None:
     env.pop(forkserver.SWITCH, None)
     if cold:
         env[forkserver.SWITCH] = "0"
-    done, wall, cpu = timed_run([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider"], env)
+    done, wall, cpu = timed_run([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider",
+                                 *not_portable(ROOT)], env)
     summary = [line for line in done.stdout.splitlines() if line.strip()][-1:] or ["(no output)"]
     print(f"   wall {wall:6.1f} s   exit {done.returncode}   {summary[0].strip('= ')}   ({load()})")
     # CPU time does not depend on how busy the machine is: on 2 idle cores the wall time
@@ -200,7 +211,7 @@ def bench_suite_against(ref: str, pairs: int) -> None:
         base.mkdir()
         archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
-        for built in (".venv-sdk129", "fixtures/peers/node_modules"):  # set-up output, not in git
+        for built in (".venv-sdk129", ".venv-servers", "fixtures/peers/node_modules"):  # set-up output, not in git
             if (ROOT / built).exists():
                 (base / built).symlink_to((ROOT / built).resolve())
         trees = {"this tree": ROOT, ref: base}
@@ -210,7 +221,8 @@ def bench_suite_against(ref: str, pairs: int) -> None:
                 env = dict(os.environ, PYTHONPATH=str(trees[name]), PYTHONDONTWRITEBYTECODE="1")
                 env.pop(forkserver.SWITCH, None)
                 done, wall, cpu = timed_run([sys.executable, "-m", "pytest", "-n", "2", "-q",
-                                             "-p", "no:cacheprovider"], env, cwd=trees[name])
+                                             "-p", "no:cacheprovider", *not_portable(trees[name])], env,
+                                            cwd=trees[name])
                 walls[name].append(wall)
                 summary = [line for line in done.stdout.splitlines() if line.strip()][-1:] or ["(no output)"]
                 print(f"   {name:>12}: wall {wall:6.1f} s   cpu {cpu:6.1f} s   exit {done.returncode}   "
