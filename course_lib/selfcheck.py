@@ -1,4 +1,4 @@
-"""Self-check questions at the end of a chapter: ``selfcheck.ask("06")``.
+"""Self-check questions at the end of a chapter: ``selfcheck.ask("08")``.
 
 Each chapter has 3–5 short questions on what its own cells measured. They are written by hand
 in ``fixtures/selfcheck/NN.json``: the question, its choices, the answer (one of the choices),

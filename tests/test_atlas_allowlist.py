@@ -1,5 +1,5 @@
 """The atlas allowlist, one rule per row: fixtures/atlas/allowlist_rules.json (written by hand)
-against a real atlas server in both eras, and against chapter 6's reference allowlist check.
+against a real atlas server in both eras, and against chapter 8's reference allowlist check.
 
 Every row is sent verbatim with ``resources/read``. An allowed row must return exactly its
 document under the URI asked for; a refused row must be the not-found error carrying the URI
@@ -74,18 +74,18 @@ async def test_every_row_on_a_real_atlas_server(library, era, tmp_path):
 
 
 def test_every_row_on_the_chapters_reference_check():
-    is_allowed = reference_solution("06_resources_and_uris.ipynb", "reference_is_served")
+    is_allowed = reference_solution("08_resources_and_uris.ipynb", "reference_is_served")
     wrong = [f"row {row['name']!r}" for row in rows_of("chapter") if is_allowed(row["uri"]) != ("allowed" in row["expect"])]
     assert not wrong, "\n".join(wrong)
 
 
-# -- chapter 6's stored tables, held to the hand-written oracle -----------------------------------
+# -- chapter 8's stored tables, held to the hand-written oracle -----------------------------------
 
 def chapter_rows(source_contains: str) -> list[dict[str, str]]:
     from course_lib.paths import NOTEBOOKS
     from course_lib.tooling.regen import stored_rows
 
-    return stored_rows(NOTEBOOKS / "06_resources_and_uris.ipynb", source_contains)
+    return stored_rows(NOTEBOOKS / "08_resources_and_uris.ipynb", source_contains)
 
 
 EXPECTED = json.loads(fixture("atlas", "expected.json").read_text(encoding="utf-8"))

@@ -1,4 +1,4 @@
-"""Chapter 6's grader, the read handler: the starter scores 0, the reference passes in both eras,
+"""Chapter 8's grader, the read handler: the starter scores 0, the reference passes in both eras,
 and each known-wrong handler fails at its scenario with its own failure kind (a wrong code, a
 missing ``data.uri``, a URI served that must be refused, a wrong read, the handler's own crash,
 the SDK's own error on a wrong return value, a hang, code the child cannot rebuild)."""
@@ -32,7 +32,7 @@ def reference(tmp_path):
     """The hidden solution, run from a file so that the grader can read its source for the child."""
     import nbformat
 
-    nb = nbformat.read(NOTEBOOKS / "06_resources_and_uris.ipynb", as_version=4)
+    nb = nbformat.read(NOTEBOOKS / "08_resources_and_uris.ipynb", as_version=4)
     lines = [line for source in solution_sources(nb) for line in source.splitlines() if not line.startswith("await ")]
     path = tmp_path / "solution.py"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

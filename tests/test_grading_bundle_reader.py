@@ -1,4 +1,4 @@
-"""Chapter 8's bundle grader: a correct reader passes, known-wrong readers fail at their scenario.
+"""Chapter 10's bundle grader: a correct reader passes, known-wrong readers fail at their scenario.
 
 The reference solution is graded by its notebook's check cell (nbval), not again here."""
 import math
@@ -25,7 +25,7 @@ UNAVAILABLE = "recovery also unavailable"
 INCOMPLETE = "recovery manifest incomplete"
 ALL = [MIXED, PUBLISHED, RETIRED, EXPIRED, CHANGED, BETWEEN, CHANGED_BETWEEN, BEFORE_PROMPT, AFTER_PROMPT,
        CACHED, UNAVAILABLE, INCOMPLETE]
-CHAPTER = "08_snapshot_bundles.ipynb"
+CHAPTER = "10_snapshot_bundles.ipynb"
 
 
 def unavailable(exc: MCPError) -> bool:

@@ -1,4 +1,4 @@
-"""Chapter 5's candidate grader: the chapter's probes judge the student's retrying context manager."""
+"""Chapter 7's candidate grader: the chapter's probes judge the student's retrying context manager."""
 from contextlib import asynccontextmanager
 
 import pytest
@@ -11,7 +11,7 @@ from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
 
-NOTEBOOK = "05_schema_cache_sdk_2_3.ipynb"
+NOTEBOOK = "07_schema_cache_sdk_2_3.ipynb"
 
 
 @asynccontextmanager
@@ -73,7 +73,7 @@ async def never_closes(active, open_candidate):
 
 @asynccontextmanager
 async def never_retries(active, open_candidate):
-    """Chapter 4's candidate: correct, but one rejected walk is the end of it."""
+    """Chapter 6's candidate: correct, but one rejected walk is the end of it."""
     async with open_candidate() as lab:
         yield Ready(lab, await walk(lab))
 

@@ -81,7 +81,7 @@ async def latest_wins(active, open_candidate):
     raise ValueError("too many pages")
 
 
-# -- the capstone: one client against chapters 1-10 -------------------------------------------
+# -- the capstone: one client against chapters 1-11 -------------------------------------------
 
 COMBINED = 'refresh: "" and an empty page'
 POISONED = "refresh: conflicting duplicate"
@@ -93,7 +93,7 @@ UNAVAILABLE = "bundle: r2 unavailable too"
 CAPSTONE = [COMBINED, POISONED, ENDLESS, STALE, READ, EXPIRES, UNAVAILABLE]
 
 
-CHAPTER_8_READER = yours("08_snapshot_bundles", "reference_my_acquire")
+CHAPTER_8_READER = yours("10_snapshot_bundles", "reference_my_acquire")
 AUDIT = "audit: my_page (chapter 03)"
 
 
@@ -153,7 +153,7 @@ class SessionClient:
         return (await self.lab.client.read_resource(uri, cache_mode="bypass")).contents[0].text
 
     async def bundle(self):
-        return await CHAPTER_8_READER(self.lab)  # chapter 8's reference reader: bundles.acquire is unavailable
+        return await CHAPTER_8_READER(self.lab)  # chapter 10's reference reader: bundles.acquire is unavailable
 
 
 async def listed(lab):

@@ -1,4 +1,4 @@
-"""Chapter 7's envelope-checker grader: damaged replays in a normal and a -O interpreter."""
+"""Chapter 9's envelope-checker grader: damaged replays in a normal and a -O interpreter."""
 import json
 import sys
 import time
@@ -14,7 +14,7 @@ from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
 
-NOTEBOOK = "07_envelope_client.ipynb"
+NOTEBOOK = "09_envelope_client.ipynb"
 LIMIT = 10  # seconds of waiting on a line: more than the budget given to the hanging checker
 
 

@@ -2,7 +2,7 @@
 fixtures/atlas/envelope_controls.json: a real atlas session is captured, then replayed
 through a stand-in server with one damaged reply at a time, in normal and ``python -O``.
 
-Chapter 7 runs the replays (in both eras), the assert-based checker and six process faults, and
+Chapter 9 runs the replays (in both eras), the assert-based checker and six process faults, and
 nbval re-executes it against its stored tables; these tests hold those stored rows to the oracle
 (so each replay process runs once per suite) and run the one fault the chapter does not show.
 """
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.anyio
 
 ORACLE = json.loads(fixture("atlas", "envelope_controls.json").read_text(encoding="utf-8"))
 REPLAYS = [(row, mode) for row in ORACLE["replays"] for mode in ORACLE["modes"]]
-CHAPTER = NOTEBOOKS / "07_envelope_client.ipynb"
+CHAPTER = NOTEBOOKS / "09_envelope_client.ipynb"
 
 
 def chapter_rows(cell: str) -> list[dict[str, str]]:
@@ -85,7 +85,7 @@ def test_the_controls_catch_an_assert_based_client():
 async def test_process_faults_fail_at_their_checks(recorded):
     shown = [(r["server fault"], r["stopped at"]) for r in chapter_rows("faults = await run_controls(")]
     oracle = [(row["case"], row["fails_at"]) for row in ORACLE["process_faults"]]
-    unshown = ["request-mismatch", "exit-code", "mute"]  # chapter 7 shows the stream faults only
+    unshown = ["request-mismatch", "exit-code", "mute"]  # chapter 9 shows the stream faults only
     assert shown == [x for x in oracle if x[0] not in unshown]
     # The faults the chapter does not show run here.
     rest = await run_controls(recorded, unshown[1:], modes=("normal",))
@@ -136,7 +136,7 @@ def test_assert_checker_accepts_a_boolean_id_even_without_O():
 
 
 def test_each_checker_alone_in_python_and_python_O():
-    """Chapter 7's side-by-side cell: both checkers on the damaged first replies, in two interpreters."""
+    """Chapter 9's side-by-side cell: both checkers on the damaged first replies, in two interpreters."""
     rows = chapter_rows("side_by_side = []")
     shown = [(r["damaged reply"], r["interpreter"], r["assert version"], r["explicit version"]) for r in rows]
     assert shown == [(row["case"], interpreter, row["asserts"][mode], row["explicit"])

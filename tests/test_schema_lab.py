@@ -116,9 +116,9 @@ async def test_probes_pass_on_the_real_code():
 
 
 def stored_mutant_outcomes(part: str) -> dict[str, dict[str, str]]:
-    """Chapter 5's stored verdicts for ``MUTANTS[part]``: the cell prints the table, a blank
+    """Chapter 7's stored verdicts for ``MUTANTS[part]``: the cell prints the table, a blank
     line, then two lines a mutant (``name:`` and the indented failure its probe reported)."""
-    text = stored_text(NOTEBOOKS / "05_schema_cache_sdk_2_3.ipynb", f"for m in schema_lab.{part}]")
+    text = stored_text(NOTEBOOKS / "07_schema_cache_sdk_2_3.ipynb", f"for m in schema_lab.{part}]")
     table, failures = text.rstrip("\n").split("\n\n")
     lines = failures.splitlines()
     seen = {name.removesuffix(":"): detail.strip() for name, detail in zip(lines[::2], lines[1::2])}
@@ -130,7 +130,7 @@ def stored_mutant_outcomes(part: str) -> dict[str, dict[str, str]]:
 
 
 def test_chapter_4_kills_every_mutant_at_its_named_check():
-    """Chapter 5 runs every mutant (nbval re-executes it against these stored outputs): each
+    """Chapter 7 runs every mutant (nbval re-executes it against these stored outputs): each
     must be killed, at the mutant's own hand-written check and message."""
     rows = stored_mutant_outcomes("MUTANTS[:3]") | stored_mutant_outcomes("MUTANTS[3:]")
     assert set(rows) == {m.name for m in schema_lab.MUTANTS}
@@ -159,8 +159,8 @@ def test_broken_mutants_are_not_kills():
         negative.run_mutant(broken(Binding("walk"), "def walker(): pass"))
     with pytest.raises(negative.BadMutant, match="its definition does not compile"):
         negative.run_mutant(broken(Binding("walk"), "def walk(:"))
-    # A mutant whose copy does not even import is reported, not counted: chapter 5 runs one.
-    stored = stored_text(NOTEBOOKS / "05_schema_cache_sdk_2_3.ipynb", '"import_error"')
+    # A mutant whose copy does not even import is reported, not counted: chapter 7 runs one.
+    stored = stored_text(NOTEBOOKS / "07_schema_cache_sdk_2_3.ipynb", '"import_error"')
     assert stored.startswith("verdict: not_a_kill\nerror: ImportError: cannot import name 'no_such_name'"), stored
 
 

@@ -1,4 +1,4 @@
-"""A wire tap between an outside MCP client and a course server (chapter 11).
+"""A wire tap between an outside MCP client and a course server (chapter 04).
 
     python course_lib/chapters/peer_tap.py LOG CAP SERVER ARGV...
 

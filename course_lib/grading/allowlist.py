@@ -1,4 +1,4 @@
-"""Chapter 6's exercise: ``my_read_resource(ctx, params)``, the server's read handler, on the wire.
+"""Chapter 8's exercise: ``my_read_resource(ctx, params)``, the server's read handler, on the wire.
 
 The handler is copied into a module (``grading.child``) and served by ``grading.read_harness``
 as a real stdio server in each era of ``fixtures/grading/read_handler.json``. The rows marked

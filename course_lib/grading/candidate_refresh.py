@@ -1,4 +1,4 @@
-"""Chapter 5's exercise: ``my_retrying_candidate(active, open_candidate)``, judged by probes.
+"""Chapter 7's exercise: ``my_retrying_candidate(active, open_candidate)``, judged by probes.
 
 An async context manager like ``course_lib.refresh.candidate`` (unavailable to it) that tries once
 more: it yields only a complete catalog; when a candidate's walk is rejected, it closes it and walks

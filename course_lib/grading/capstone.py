@@ -5,7 +5,7 @@ the student's own servers under the audit.
 with ``walk``, ``bundles.acquire`` and ``refresh.candidate`` unavailable (the student composes
 their own functions of earlier chapters: ``grading.earlier``). Judged on the wire and the state
 left behind: nothing sent on (or changed in) the active session during a refresh, page 1 asked of
-the candidate server, no read outside the allowlist reaching the server, chapter 8's facts for the
+the candidate server, no read outside the allowlist reaching the server, chapter 10's facts for the
 bundle. Each server of the battery's ``servers`` is started as a real stdio server and audited
 (``grading.audited_server``): a MUST that fails on its card fails its row."""
 from __future__ import annotations
@@ -126,7 +126,7 @@ async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, bu
 
     async with connect(active_part["server"], **_lab_options(active_part, s.era, budget, shared)) as active:
         if active_part["server"] == "schema":
-            await walk(active)  # the active session holds a catalog, as in chapters 4 and 5
+            await walk(active)  # the active session holds a catalog, as in chapters 6 and 7
         else:
             await active.client.list_tools()  # page 1 of the current catalog, now in the shared cache
         probe = active_part.get("probe")

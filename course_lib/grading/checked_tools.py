@@ -1,4 +1,4 @@
-"""Chapter 9's exercise: ``my_call_tool(name, arguments, catalog)``, a checking ``tools/call`` handler.
+"""Chapter 5's exercise: ``my_call_tool(name, arguments, catalog)``, a checking ``tools/call`` handler.
 
 The function is copied into a module (``grading.child``) and served by ``grading.tool_harness``
 as a real stdio server in each era of ``fixtures/grading/checked_tools.json``. Every row sends its

@@ -1,6 +1,6 @@
 """The one place for the student's code in a child interpreter.
 
-Graders that run the student's code in another process (chapter 7's envelope checker under
+Graders that run the student's code in another process (chapter 9's envelope checker under
 ``python`` and ``python -O``, chapter 3's page function inside a real stdio server) write the
 function's source with every global it uses into a module of a folder (``write_module``): a module
 by its import, an importable object (a class's method too, such as ``WireError.require``) by

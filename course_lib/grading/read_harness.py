@@ -1,4 +1,4 @@
-"""The server around chapter 6's read handler: ``resources/read`` answered by the student's code.
+"""The server around chapter 8's read handler: ``resources/read`` answered by the student's code.
 
 ``python -m course_lib.grading.read_harness MODULE.py FUNCTION`` imports the student's module
 (written by ``grading.child``) and serves the atlas documents (``fixtures/atlas/documents.json``)

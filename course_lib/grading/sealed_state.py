@@ -1,4 +1,4 @@
-"""Chapter 10's exercise: ``my_sealer(key) -> (seal, unseal)``, the ``request_state`` of a real server.
+"""Chapter 11's exercise: ``my_sealer(key) -> (seal, unseal)``, the ``request_state`` of a real server.
 
 The function is copied into a module (``grading.child``) and served by ``grading.state_harness``
 as the ``modern`` server's codec, a real stdio server at 2026-07-28 (``request_state`` exists only

@@ -1,4 +1,4 @@
-"""The server around chapter 8's read function: ``resources/read`` served by the student's code.
+"""The server around chapter 10's read function: ``resources/read`` served by the student's code.
 
 ``python -m course_lib.grading.snapshot_harness MODULE.py FUNCTION CONFIG.json`` imports the
 student's module (written by ``grading.child``) and serves the snapshot server's resources on the

@@ -1,4 +1,4 @@
-"""Chapter 8's server exercise: ``my_read(store, uri) -> (mime_type, text)``, judged on the wire.
+"""Chapter 10's server exercise: ``my_read(store, uri) -> (mime_type, text)``, judged on the wire.
 
 The function is copied into a module (``grading.child``) and served by ``grading.snapshot_harness``
 as a real stdio server in each era of ``fixtures/grading/snapshot_server.json``: lab ``kept``

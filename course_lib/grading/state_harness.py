@@ -1,4 +1,4 @@
-"""The server around chapter 10's sealer: the ``modern`` server's tools, its ``request_state``
+"""The server around chapter 11's sealer: the ``modern`` server's tools, its ``request_state``
 made by the student's code.
 
 ``python -m course_lib.grading.state_harness MODULE.py FUNCTION`` imports the student's module

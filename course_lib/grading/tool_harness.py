@@ -1,4 +1,4 @@
-"""The server around chapter 9's tool handler: ``tools/call`` answered by the student's code.
+"""The server around chapter 5's tool handler: ``tools/call`` answered by the student's code.
 
 ``python -m course_lib.grading.tool_harness MODULE.py FUNCTION CONFIG.json`` imports the
 student's module (written by ``grading.child``) and serves, on the SDK's low-level ``Server``

@@ -1,4 +1,4 @@
-"""Chapter 4's exercise: ``my_tool_result(tool, value) -> CallToolResult``, judged on the wire.
+"""Chapter 6's exercise: ``my_tool_result(tool, value) -> CallToolResult``, judged on the wire.
 
 The function is copied into a module (``grading.child``) and served by
 ``grading.tool_result_harness`` as a real stdio server in each era of ``fixtures/grading/tool_result.json``.

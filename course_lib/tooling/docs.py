@@ -27,7 +27,7 @@ ROOMS = (
     ("The student API", "", "what the chapters import and what you reuse (`course_lib/*.py`)"),
     ("The lab servers", "servers", "small and data-driven: a mode or a fixture selects the behaviour"),
     ("The SDK 1.29.0 peers", "sdk129_peers", "run only by the 1.29.0 interpreter `.venv-sdk129`"),
-    ("The real-software peers", "chapters/real_peers", "chapter 11's FastMCP server and client, run only by `.venv-servers`"),
+    ("The real-software peers", "chapters/real_peers", "chapter 04's FastMCP server and client, run only by `.venv-servers`"),
     ("The audit", "audit", "the report card for any stdio server, built from the course's rules"),
     ("The chapters' back ends", "chapters", "what a chapter runs behind its cells"),
     ("The graders", "grading", "a student's function against a fixed battery of real servers"),
