@@ -42,7 +42,7 @@ COURSE_TABLE = "table.course-table"
 WIDGET_STILL = ".course-widget-still"
 VIEWPORT = {"width": 1280, "height": 720}
 REPORTS = ("explanation sub-slide", "repeated section number", "stderr box")
-_NUMBER = re.compile(r"^#{1,6}\s+(\d+(?:\.\d+)*)(?=[\s.·:)]|$)")
+_NUMBER = re.compile(r"^#{2,6}\s+(\d+(?:\.\d+)*)(?=[\s.·:)]|$)")  # a section, not the chapter title (#)
 
 # Runs in the page: measure every slide (a section without sections inside) against the slide's
 # own box (`.reveal .slides`, what reveal.js lays out at its width and height and scales to the
