@@ -154,16 +154,6 @@ def test_every_rule_has_negative_rows_across_its_domain():
 
 # -- real servers -----------------------------------------------------------------------------------
 
-async def test_the_reference_passes_in_both_eras_and_the_starter_scores_zero(tmp_path):
-    card = await grade_checked_tools(reference(tmp_path))
-    assert card.passed and {v.scenario.era for v in card.verdicts} == {"legacy", "2026-07-28"}, card.text()
-    card = await grade_checked_tools(starter)
-    assert not any(v.passed for v in card.verdicts), card.text()
-    assert {v.failure_class for v in card.verdicts} == {o.CRASH}
-    assert all("still the starter" in v.hint for v in card.verdicts)
-    assert card.text().endswith(f"0/{len(SCENARIOS)} scenarios pass")
-
-
 @pytest.mark.parametrize("wrong, failing, control, kind, observed", [
     (trusting, "wrong type", "valid input runs the tool", o.MISSING_REFUSAL,
      '"resize" {"cpus": "3"}: a result (the call ran)'),

@@ -160,14 +160,6 @@ def test_the_battery_runs_where_request_state_exists():
 
 # -- real servers -----------------------------------------------------------------------------------
 
-async def test_the_reference_passes_and_the_starter_scores_zero(tmp_path):
-    card = await grade_sealed_state(reference(tmp_path))
-    assert card.passed, card.text()
-    card = await grade_sealed_state(starter)
-    assert not any(v.passed for v in card.verdicts) and {v.failure_class for v in card.verdicts} == {o.CRASH}
-    assert card.text().endswith(f"0/{len(ROWS)} scenarios pass")
-
-
 @pytest.mark.parametrize("wrong, failing, control, kind, observed", [
     (plain, "forged price", "honest large order", o.MISSING_REFUSAL,
      "the server answered 'provisioned large in eu-west, charged 0 credits'"),

@@ -120,20 +120,6 @@ def vague(store, uri):
     return "text/plain", store.revisions[revision][document]
 
 
-async def test_the_reference_passes_in_both_eras(tmp_path):
-    card = await grade_snapshot_server(reference(tmp_path))
-    assert card.passed and card.text().endswith("12/12 scenarios pass — well done."), card.text()
-    assert {v.scenario.era for v in card.verdicts} == {"legacy", "2026-07-28"}
-
-
-async def test_the_starter_scores_zero():
-    card = await grade_snapshot_server(starter)
-    assert not any(v.passed for v in card.verdicts), card.text()
-    assert {v.failure_class for v in card.verdicts} == {CRASH}
-    assert "NotImplementedError: write your read handler here" in card.text()
-    assert card.text().endswith("0/12 scenarios pass")
-
-
 async def test_a_fallback_to_the_current_revision_is_a_missing_refusal():
     card = await grade_snapshot_server(falls_back)
     assert {v.scenario.name for v in card.failures()} == {"r1 dropped", "a revision it never had"}, card.text()
