@@ -9,9 +9,9 @@ nothing asks a student whether to fetch news. A student's own settings still win
 Two more things keep a student's terminal free of warnings that would mean nothing to them:
 the course's notebooks are trusted before JupyterLab opens them (their outputs were made by
 the course's own cells; ``jupyter trust`` does the same), so JupyterLab does not log "is not
-trusted" for each chapter; and the websocket ping timeout is given equal to the ping interval,
-the value the web server falls back to anyway after warning that jupyter_server's default
-(three intervals) is longer than the interval.
+trusted" for each chapter; and the websocket ping interval is given equal to jupyter_server's
+default ping timeout (90 s), so the web server has no longer timeout to clamp and warn about, and
+a busy laptop's browser keeps 90 s to answer a ping (the clamp would leave it 30 s).
 """
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ SETTINGS = Path(__file__).with_name("lab_settings")
 FIRST = "00_orientation.ipynb"
 
 
-# jupyter_server's ping interval (ms), the timeout the web server would clamp its default to
-PING = {"ws_ping_timeout": 30000}
+# jupyter_server's default ping timeout (ms, three of its 30 s intervals), now the interval too
+PING = {"ws_ping_interval": 90000, "ws_ping_timeout": 90000}
 
 
 def options(first: str = FIRST) -> list[str]:
