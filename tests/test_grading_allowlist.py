@@ -11,9 +11,10 @@ import pytest
 from mcp import MCPError
 
 from course_lib.grading import outcome as o
-from course_lib.grading.allowlist import Wrong, grade_read_handler, judge_read, judge_refusal
+from course_lib.grading.allowlist import grade_read_handler, judge_read, judge_refusal
 from course_lib.grading.battery import load_battery
 from course_lib.grading.scorecard import STARTER_HINT
+from course_lib.grading.served import Failed
 from course_lib.paths import fixture
 from course_lib.tooling.student_copy import NOTEBOOKS, solution_sources
 from scorecard_checks import assert_flagged
@@ -199,7 +200,7 @@ URI = BASE + "missing"
     ({"error": {"code": -32602, "message": "Resource not found", "data": [URI]}}, o.WRONG_REFUSAL),
 ])
 def test_a_refusal_is_judged_by_its_code_and_data(reply, kind):
-    with pytest.raises(Wrong) as wrong:
+    with pytest.raises(Failed) as wrong:
         judge_refusal(URI, reply, -32602, "2026-07-28")
     assert wrong.value.kind == kind
 
@@ -207,7 +208,7 @@ def test_a_refusal_is_judged_by_its_code_and_data(reply, kind):
 def test_the_right_refusal_passes_in_its_era_only():
     reply = {"error": {"code": -32002, "message": "Resource not found", "data": {"uri": URI}}}
     judge_refusal(URI, reply, -32002, "legacy")
-    with pytest.raises(Wrong):
+    with pytest.raises(Failed):
         judge_refusal(URI, reply, -32602, "2026-07-28")
 
 
@@ -223,6 +224,6 @@ def test_a_read_is_judged_by_uri_mime_and_text(item, ok):
     if ok:
         judge_read(URI, reply, "t", MIME)
     else:
-        with pytest.raises(Wrong) as wrong:
+        with pytest.raises(Failed) as wrong:
             judge_read(URI, reply, "t", MIME)
         assert wrong.value.kind == o.WRONG_RESULT
