@@ -72,7 +72,7 @@ async def run_rows(ctx: Context, era: str, rows: list[dict], budget: float) -> d
                     try:
                         judge_call(row["answer"], call, reply)
                     except Failed as failed:
-                        verdict = served.result_of(failed)
+                        verdict = failed.result
                         break
                 out[row["name"]] = verdict
     except ProbeFailed as exc:

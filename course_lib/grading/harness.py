@@ -56,20 +56,15 @@ def guard():
         raise crash(exc) from None
 
 
-def checked(answer, ok: bool, problem: str):
-    if not ok:
-        raise TypeError(problem)
-    return answer
-
-
-async def called(thunk, check=None):
-    """``thunk()`` (awaited when it is a coroutine), guarded; ``check(answer)`` names a wrong type."""
+async def called(thunk, problem=None):
+    """``thunk()`` (awaited when it is a coroutine), guarded; ``problem(answer)`` says why an answer
+    has the wrong type (None when it is right), which is the student's ``TypeError``."""
     with guard():
         answer = thunk()
-        if inspect.isawaitable(answer):
-            answer = await answer
-        problem = check(answer) if check else None
-        return checked(answer, problem is None, problem)
+        answer = await answer if inspect.isawaitable(answer) else answer
+        if problem is not None and (said := problem(answer)):
+            raise TypeError(said)
+        return answer
 
 
 # -- chapter 3: tools/list and prompts/list by FUNCTION(cursor, catalog) -------------------------
@@ -87,10 +82,6 @@ class Catalog:
     generation: int = 1
 
 
-def cursor_of(params) -> str | None:
-    return None if params is None else params.cursor
-
-
 def paging(page, config: dict) -> Server:
     """``CONFIG``: ``name``, ``key``, ``catalog`` (tools), ``prompts``, ``page_size`` and, for the
     catalog that moves on, ``changed`` (generation 2's tools, from the second ``tools/list`` on)."""
@@ -99,8 +90,8 @@ def paging(page, config: dict) -> Server:
              for kind, names in (("tools", config["catalog"]), ("prompts", config["prompts"]))}
     served = 0
 
-    def answer(kind: str, cursor):
-        names, next_cursor = page(cursor, lists[kind])
+    def answer(kind: str, params):
+        names, next_cursor = page(None if params is None else params.cursor, lists[kind])
         if kind == "tools":
             tools = [types.Tool(name=n, input_schema={"type": "object"}) for n in names]
             return types.ListToolsResult(tools=tools, next_cursor=next_cursor)
@@ -113,10 +104,10 @@ def paging(page, config: dict) -> Server:
                 catalog.generation = 2
             lists["tools"].names = list(config["changed"])
         served += 1
-        return await called(lambda: answer("tools", cursor_of(params)))
+        return await called(lambda: answer("tools", params))
 
     async def on_list_prompts(ctx, params):
-        return await called(lambda: answer("prompts", cursor_of(params)))
+        return await called(lambda: answer("prompts", params))
 
     return Server(config["name"], version="1.0", on_list_tools=on_list_tools, on_list_prompts=on_list_prompts)
 
@@ -158,8 +149,8 @@ def tools(handler, config: dict) -> Server:
 
     async def on_call_tool(ctx, params) -> types.CallToolResult:
         name, arguments = SENT.get()
-        return await called(lambda: handler(name, arguments, Tools(config["tools"])), lambda r: None if isinstance(
-            r, types.CallToolResult) else f"returned {type(r).__name__}, not a types.CallToolResult")
+        return await called(lambda: handler(name, arguments, Tools(config["tools"])), lambda answer: None if isinstance(
+            answer, types.CallToolResult) else f"returned {type(answer).__name__}, not a types.CallToolResult")
 
     server = Server(config["name"], version="1.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
     server.middleware.append(as_sent)
@@ -264,8 +255,9 @@ class StudentCodec:
             if self.pair is None:
                 self.pair = tuple(self.factory(self.key))
             answer = self.pair[index](*args)
-            return checked(answer, isinstance(answer, wanted), f"{what} returned {type(answer).__name__}, "
-                                                               f"not a {wanted.__name__}")
+            if not isinstance(answer, wanted):
+                raise TypeError(f"{what} returned {type(answer).__name__}, not a {wanted.__name__}")
+            return answer
 
     def dump(self, state: dict, call: dict) -> str:
         return self._run(0, (dict(state), dict(call)), str, "seal")

@@ -43,6 +43,11 @@ class Failed(Exception):
         super().__init__(observed)
         self.kind, self.observed, self.outcome = kind, observed, outcome
 
+    @property
+    def result(self) -> tuple:
+        """The row's ``(failure kind, observed, outcome)``, as every grader here keeps it."""
+        return self.kind, self.observed, self.outcome
+
 
 def student_error(type_name: str, said: str = "") -> o.Outcome | None:
     """The student's exception rebuilt by its type's name (``said``: ``Type: message``), for the
@@ -62,14 +67,6 @@ def crash_of(error: dict | MCPError) -> Failed | None:
         return None
     said = str(error.get("message", ""))[len(CRASHED):]
     return Failed(o.CRASH, "your code crashed: " + said, student_error(data["crashed"], said))
-
-
-def result_of(failed: Failed) -> tuple:
-    return failed.kind, failed.observed, failed.outcome
-
-
-def lab_failed(exc: BaseException) -> tuple:
-    return o.LAB, f"the lab could not run: {error_line(exc)}", o.lab_failed(exc)
 
 
 class Asker:
@@ -147,7 +144,7 @@ async def judged(row: Awaitable[str]) -> tuple:
     try:
         return None, await row, None
     except Failed as failed:
-        return result_of(failed)
+        return failed.result
     except MCPError as exc:  # a request this row needed answered was refused
         return o.WRONG_REFUSAL, f"a request this row needs was answered {error_line(exc)}", None
 
@@ -172,13 +169,24 @@ async def on_lab(ex: Exercise, argv: list[str], era: str, rows: list[dict],
                     break
     except CourseError as exc:
         for row in rows:
-            out.setdefault(row["name"], lab_failed(exc))
+            out.setdefault(row["name"], (o.LAB, f"the lab could not run: {error_line(exc)}", o.lab_failed(exc)))
     return out
 
 
-def card_of(ex: Exercise, results: dict, key: Callable[[Scenario], object] = lambda s: s.era) -> Scorecard:
-    """The published card: each scenario's ``(failure, observed, outcome)`` under ``results[key(s)]``
-    (under ``FAIL_FAST``, only the rows that were asked)."""
+async def grade(ex: Exercise, run: Callable[..., Awaitable[dict]],
+                key: Callable[[Scenario], object] = lambda s: s.era) -> Scorecard:
+    """``run`` per key of the scenarios (an era, or a tuple spread as its arguments), side by side
+    (under ``FAIL_FAST`` one after another until one fails, and only the rows asked are on the
+    card); each scenario's verdict is its row's ``(failure, observed, outcome)`` under its key."""
+    keys = list(dict.fromkeys(key(s) for s in ex.scenarios))
+    if not FAIL_FAST.get():
+        results = await for_each(run, keys)
+    else:
+        results = {}
+        for k in keys:
+            results[k] = (await for_each(run, [k]))[k]
+            if any(found[0] is not None for found in results[k].values()):
+                break
     verdicts = []
     for s in ex.scenarios:
         found = results.get(key(s), {}).get(s.name)
@@ -186,23 +194,3 @@ def card_of(ex: Exercise, results: dict, key: Callable[[Scenario], object] = lam
             failure, observed, outcome = found
             verdicts.append(Verdict(s, failure is None, observed, failure, outcome))
     return publish(Scorecard(ex.title, verdicts, ex.budget, ex.battery))
-
-
-async def each_lab(run: Callable[[object], Awaitable[dict]], keys: list) -> dict:
-    """``run`` per key (an era, or a tuple spread as its arguments), side by side; under ``FAIL_FAST``
-    one after another until one fails."""
-    if not FAIL_FAST.get():
-        return await for_each(run, keys)
-    results = {}
-    for key in keys:
-        results[key] = (await for_each(run, [key]))[key]
-        if any(found[0] is not None for found in results[key].values()):
-            break
-    return results
-
-
-async def grade(ex: Exercise, run: Callable[[object], Awaitable[dict]],
-                key: Callable[[Scenario], object] = lambda s: s.era) -> Scorecard:
-    """Run ``run`` per key of the exercise's scenarios and publish the card."""
-    results = await each_lab(run, list(dict.fromkeys(key(s) for s in ex.scenarios)))
-    return card_of(ex, results, key)
