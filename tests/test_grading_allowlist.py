@@ -227,3 +227,47 @@ def test_a_read_is_judged_by_uri_mime_and_text(item, ok):
         with pytest.raises(Failed) as wrong:
             judge_read(URI, reply, "t", MIME)
         assert wrong.value.kind == o.WRONG_RESULT
+
+
+# -- the serving engine, in process: the harness's crash and the grader's reading of it ----------
+
+async def test_the_harness_answers_the_students_own_error_as_a_crash_and_passes_mcp_errors():
+    from course_lib.grading.harness import called
+
+    with pytest.raises(MCPError) as raised:
+        await called(lambda: {}["missing"])
+    assert (raised.value.error.code, raised.value.error.message) == (-32603, "crashed: KeyError: 'missing'")
+    assert raised.value.error.data == {"crashed": "KeyError"}
+    refusal = MCPError(-32602, "no")
+    with pytest.raises(MCPError) as passed:
+        await called(lambda: (_ for _ in ()).throw(refusal))
+    assert passed.value is refusal
+    with pytest.raises(MCPError) as typed:
+        await called(lambda: "text", lambda answer: f"returned {type(answer).__name__}, not a tuple")
+    assert typed.value.error.message == "crashed: TypeError: returned str, not a tuple"
+
+    async def coroutine():
+        return 7
+    assert await called(coroutine) == 7
+
+
+@pytest.mark.parametrize("crashed, said, error", [
+    ("NotImplementedError", "NotImplementedError: write it", NotImplementedError),
+    ("NameError", "NameError: name 'x' is not defined", NameError),
+    ("Unavailable", "Unavailable: course_lib.x.y is unavailable in this exercise", Exception),
+    ("KeyError", "KeyError: 'x'", None),
+])
+def test_a_crash_on_the_wire_is_rebuilt_by_type_for_the_hint(crashed, said, error):
+    from course_lib.grading.served import crash_of
+    from course_lib.grading.unavailable import Unavailable
+
+    failed = crash_of({"code": -32603, "message": "crashed: " + said, "data": {"crashed": crashed}})
+    assert (failed.kind, failed.observed) == (o.CRASH, "your code crashed: " + said)
+    if error is None:
+        assert failed.outcome is None
+    elif crashed == "Unavailable":
+        assert isinstance(failed.outcome.error, Unavailable) and failed.outcome.error.dotted == "course_lib.x.y"
+    else:
+        assert type(failed.outcome.error) is error
+    assert crash_of({"code": -32603, "message": "Internal error"}) is None  # the SDK's own failure
+    assert crash_of(MCPError(-32602, "crashed: no", {"crashed": "KeyError"})) is None  # a refusal

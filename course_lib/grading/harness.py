@@ -149,8 +149,9 @@ def tools(handler, config: dict) -> Server:
 
     async def on_call_tool(ctx, params) -> types.CallToolResult:
         name, arguments = SENT.get()
-        return await called(lambda: handler(name, arguments, Tools(config["tools"])), lambda answer: None if isinstance(
-            answer, types.CallToolResult) else f"returned {type(answer).__name__}, not a types.CallToolResult")
+        return await called(lambda: handler(name, arguments, Tools(config["tools"])), lambda answer: None
+                            if isinstance(answer, types.CallToolResult)
+                            else f"returned {type(answer).__name__}, not a types.CallToolResult")
 
     server = Server(config["name"], version="1.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
     server.middleware.append(as_sent)
