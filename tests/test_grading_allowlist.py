@@ -1,7 +1,8 @@
 """Chapter 8's grader, the read handler: the starter scores 0, the reference passes in both eras,
 and each known-wrong handler fails at its scenario with its own failure kind (a wrong code, a
 missing ``data.uri``, a URI served that must be refused, a wrong read, the handler's own crash,
-the SDK's own error on a wrong return value, a hang, code the child cannot rebuild)."""
+the SDK's own error on a wrong return value, a hang, code the child cannot rebuild); and, in process,
+the serving engine every server-side exercise shares (the harness's crash, its reading, its argv)."""
 import json
 from urllib.parse import quote, unquote
 
@@ -271,3 +272,13 @@ def test_a_crash_on_the_wire_is_rebuilt_by_type_for_the_hint(crashed, said, erro
         assert type(failed.outcome.error) is error
     assert crash_of({"code": -32603, "message": "Internal error"}) is None  # the SDK's own failure
     assert crash_of(MCPError(-32602, "crashed: no", {"crashed": "KeyError"})) is None  # a refusal
+
+
+def test_every_exercise_harness_is_started_by_the_fork_server():
+    from course_lib._runtime.process import is_harness
+    from course_lib.grading import served
+
+    with served.written(another_style, "read_handler", "read") as ex:
+        assert ex.card is None and ex.path.read_text(encoding="utf-8").count("def another_style(") == 1
+        argv = ex.argv(ex.config("settings", {}))
+    assert argv[1:4] == ["-m", "course_lib.grading.harness", "read"] and is_harness(argv)
