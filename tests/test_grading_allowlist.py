@@ -1,7 +1,8 @@
 """Chapter 8's grader, the read handler: the starter scores 0, the reference passes in both eras,
 and each known-wrong handler fails at its scenario with its own failure kind (a wrong code, a
 missing ``data.uri``, a URI served that must be refused, a wrong read, the handler's own crash,
-the SDK's own error on a wrong return value, a hang, code the child cannot rebuild)."""
+the SDK's own error on a wrong return value, a hang, code the child cannot rebuild); and, in process,
+the serving engine every server-side exercise shares (the harness's crash, its reading, its argv)."""
 import json
 from urllib.parse import quote, unquote
 
@@ -11,9 +12,10 @@ import pytest
 from mcp import MCPError
 
 from course_lib.grading import outcome as o
-from course_lib.grading.allowlist import Wrong, grade_read_handler, judge_read, judge_refusal
+from course_lib.grading.allowlist import grade_read_handler, judge_read, judge_refusal
 from course_lib.grading.battery import load_battery
 from course_lib.grading.scorecard import STARTER_HINT
+from course_lib.grading.served import Failed
 from course_lib.paths import fixture
 from course_lib.tooling.student_copy import NOTEBOOKS, solution_sources
 from scorecard_checks import assert_flagged
@@ -199,7 +201,7 @@ URI = BASE + "missing"
     ({"error": {"code": -32602, "message": "Resource not found", "data": [URI]}}, o.WRONG_REFUSAL),
 ])
 def test_a_refusal_is_judged_by_its_code_and_data(reply, kind):
-    with pytest.raises(Wrong) as wrong:
+    with pytest.raises(Failed) as wrong:
         judge_refusal(URI, reply, -32602, "2026-07-28")
     assert wrong.value.kind == kind
 
@@ -207,7 +209,7 @@ def test_a_refusal_is_judged_by_its_code_and_data(reply, kind):
 def test_the_right_refusal_passes_in_its_era_only():
     reply = {"error": {"code": -32002, "message": "Resource not found", "data": {"uri": URI}}}
     judge_refusal(URI, reply, -32002, "legacy")
-    with pytest.raises(Wrong):
+    with pytest.raises(Failed):
         judge_refusal(URI, reply, -32602, "2026-07-28")
 
 
@@ -223,6 +225,60 @@ def test_a_read_is_judged_by_uri_mime_and_text(item, ok):
     if ok:
         judge_read(URI, reply, "t", MIME)
     else:
-        with pytest.raises(Wrong) as wrong:
+        with pytest.raises(Failed) as wrong:
             judge_read(URI, reply, "t", MIME)
         assert wrong.value.kind == o.WRONG_RESULT
+
+
+# -- the serving engine, in process: the harness's crash and the grader's reading of it ----------
+
+async def test_the_harness_answers_the_students_own_error_as_a_crash_and_passes_mcp_errors():
+    from course_lib.grading.harness import called
+
+    with pytest.raises(MCPError) as raised:
+        await called(lambda: {}["missing"])
+    assert (raised.value.error.code, raised.value.error.message) == (-32603, "crashed: KeyError: 'missing'")
+    assert raised.value.error.data == {"crashed": "KeyError"}
+    refusal = MCPError(-32602, "no")
+    with pytest.raises(MCPError) as passed:
+        await called(lambda: (_ for _ in ()).throw(refusal))
+    assert passed.value is refusal
+    with pytest.raises(MCPError) as typed:
+        await called(lambda: "text", lambda answer: f"returned {type(answer).__name__}, not a tuple")
+    assert typed.value.error.message == "crashed: TypeError: returned str, not a tuple"
+
+    async def coroutine():
+        return 7
+    assert await called(coroutine) == 7
+
+
+@pytest.mark.parametrize("crashed, said, error", [
+    ("NotImplementedError", "NotImplementedError: write it", NotImplementedError),
+    ("NameError", "NameError: name 'x' is not defined", NameError),
+    ("Unavailable", "Unavailable: course_lib.x.y is unavailable in this exercise", Exception),
+    ("KeyError", "KeyError: 'x'", None),
+])
+def test_a_crash_on_the_wire_is_rebuilt_by_type_for_the_hint(crashed, said, error):
+    from course_lib.grading.served import crash_of
+    from course_lib.grading.unavailable import Unavailable
+
+    failed = crash_of({"code": -32603, "message": "crashed: " + said, "data": {"crashed": crashed}})
+    assert (failed.kind, failed.observed) == (o.CRASH, "your code crashed: " + said)
+    if error is None:
+        assert failed.outcome is None
+    elif crashed == "Unavailable":
+        assert isinstance(failed.outcome.error, Unavailable) and failed.outcome.error.dotted == "course_lib.x.y"
+    else:
+        assert type(failed.outcome.error) is error
+    assert crash_of({"code": -32603, "message": "Internal error"}) is None  # the SDK's own failure
+    assert crash_of(MCPError(-32602, "crashed: no", {"crashed": "KeyError"})) is None  # a refusal
+
+
+def test_every_exercise_harness_is_started_by_the_fork_server():
+    from course_lib._runtime.process import is_harness
+    from course_lib.grading import served
+
+    with served.written(another_style, "read_handler", "read") as ex:
+        assert ex.card is None and ex.path.read_text(encoding="utf-8").count("def another_style(") == 1
+        argv = ex.argv(ex.config("settings", {}))
+    assert argv[1:4] == ["-m", "course_lib.grading.harness", "read"] and is_harness(argv)

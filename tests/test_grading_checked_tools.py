@@ -14,6 +14,7 @@ from mcp import MCPError
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import load_battery
 from course_lib.grading.checked_tools import grade_checked_tools, judge_call
+from course_lib.grading.served import Failed
 from course_lib.paths import NOTEBOOKS
 from course_lib.tooling.student_copy import solution_sources
 from scorecard_checks import assert_flagged
@@ -120,24 +121,34 @@ def forever(name, arguments, catalog):
 
 # -- the judge on recorded replies (no server) -----------------------------------------------------
 
+def kind_of(expected, call, reply):
+    """The failure kind ``judge_call`` finds in a recorded reply (None: it passes)."""
+    try:
+        judge_call(expected, call, reply)
+    except Failed as failed:
+        return failed.kind
+    return None
+
+
 def test_the_judge_reads_each_answer_as_the_audit_does():
     call = ["resize", {"cpus": 2}]
     ran = {"result": {"content": [{"type": "text", "text": 'resize ran with {"cpus": 2}'}]}}
-    assert judge_call("result", call, ran)[0] is None
+    assert kind_of("result", call, ran) is None
     other = {"result": {"content": [{"type": "text", "text": 'resize ran with {"cpus": 3}'}]}}
-    assert judge_call("result", call, other)[0] == o.WRONG_RESULT
+    assert kind_of("result", call, other) == o.WRONG_RESULT
     flagged = {"result": {"isError": True, "content": [{"type": "text", "text": "no"}]}}
-    assert judge_call("isError", call, flagged)[0] is None
-    assert judge_call("isError", call, ran)[0] == o.MISSING_REFUSAL
-    assert judge_call("-32602", call, flagged)[0] == o.WRONG_REFUSAL
+    assert kind_of("isError", call, flagged) is None
+    assert kind_of("isError", call, ran) == o.MISSING_REFUSAL
+    assert kind_of("-32602", call, flagged) == o.WRONG_REFUSAL
     refused = {"error": {"code": -32602, "message": "Unknown tool"}}
-    assert judge_call("-32602", call, refused)[0] is None
-    assert judge_call("isError", call, refused)[0] == o.WRONG_REFUSAL
+    assert kind_of("-32602", call, refused) is None
+    assert kind_of("isError", call, refused) == o.WRONG_REFUSAL
     crash = {"error": {"code": -32603, "message": "crashed: NotImplementedError: x",
                        "data": {"crashed": "NotImplementedError"}}}
-    failure, observed, outcome = judge_call("result", call, crash)
-    assert failure == o.CRASH and observed == "your code crashed: NotImplementedError: x"
-    assert isinstance(outcome.error, NotImplementedError)
+    with pytest.raises(Failed) as failed:
+        judge_call("result", call, crash)
+    assert failed.value.kind == o.CRASH and failed.value.observed == "your code crashed: NotImplementedError: x"
+    assert isinstance(failed.value.outcome.error, NotImplementedError)
 
 
 def test_every_rule_has_negative_rows_across_its_domain():

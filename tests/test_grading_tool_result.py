@@ -13,6 +13,7 @@ from mcp import MCPError
 
 from course_lib.chapters import schema_lab
 from course_lib.grading.outcome import CRASH, HANG, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
+from course_lib.grading.served import Failed
 from course_lib.grading.tool_result import grade_tool_result, judge
 from course_lib.paths import NOTEBOOKS
 from course_lib.tooling.student_copy import solution_sources
@@ -114,13 +115,22 @@ async def test_a_function_that_never_returns_is_stopped_and_the_rest_not_asked()
     assert rest and all(v.failure_class == HANG and v.observed.startswith("not asked") for v in rest)
 
 
+def judged(expect, reply, value):
+    """(failure kind or None, observed) of ``judge`` on a recorded reply frame."""
+    try:
+        return None, judge(expect, reply, value)
+    except Failed as failed:
+        return failed.kind, failed.observed
+
+
 def test_the_judge_reads_the_reply_frame():
     ok = {"result": {"content": [{"type": "text", "text": "{}"}], "structuredContent": {"value": 7}}}
     refused = {"result": {"content": [{"type": "text", "text": "why"}], "isError": True}}
-    assert judge("structured", ok, {"value": 7}) == (None, "isError=false, structuredContent={\"value\": 7}")
-    assert judge("structured", ok, {"value": 8})[0] == WRONG_RESULT
-    assert judge("is_error", refused, {"value": 7})[0] is None
-    assert judge("is_error", ok, {"value": 7})[0] == MISSING_REFUSAL
-    assert judge("plain", refused, {"value": 7})[0] == WRONG_REFUSAL
+    assert judged("structured", ok, {"value": 7}) == (None, "isError=false, structuredContent={\"value\": 7}")
+    assert judged("structured", ok, {"value": 8})[0] == WRONG_RESULT
+    assert judged("is_error", refused, {"value": 7})[0] is None
+    assert judged("is_error", ok, {"value": 7})[0] == MISSING_REFUSAL
+    assert judged("plain", refused, {"value": 7})[0] == WRONG_REFUSAL
     crashed = {"error": {"code": -32603, "message": "crashed: KeyError: 'x'", "data": {"crashed": "KeyError"}}}
-    assert judge("plain", crashed, None) == (CRASH, "your code crashed: KeyError: 'x'")
+    assert judged("plain", crashed, None) == (CRASH, "your code crashed: KeyError: 'x'")
+    assert judged("plain", {"error": {"code": -32603, "message": "Internal error"}}, None)[0] == WRONG_REFUSAL

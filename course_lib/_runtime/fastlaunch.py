@@ -5,8 +5,8 @@ that starts labs (a kernel, a pytest worker) starts, on its first fast ``spawn``
 that has imported the SDK and ``course_lib``. Per lab, the parent makes the stdin, stdout and
 status pipes and passes them with the stderr log over a Unix socket (``socket.send_fds``). The
 fork server forks a child that becomes a session leader, takes them as fds 0/1/2, the lab's
-environment, cwd and argv, and runs ``course_lib.servers`` as ``__main__`` (what ``python -m``
-runs; server modules are imported after the fork). It writes the child's pid, and after reaping
+environment, cwd and argv, and runs the ``course_lib`` module of its argv (``course_lib.servers``,
+or a grading harness) as ``__main__``, as ``python -m`` would (that module is imported after the fork). It writes the child's pid, and after reaping
 it its exit status, to the status pipe, so pid, return code and process group are those of a
 cold start. It dies with its parent (end of file on the socket) and kills what is left of its
 children.
@@ -342,8 +342,10 @@ def _become(request: dict, fds: list[int], closing: list[int]) -> None:
     except BaseException:
         sys.excepthook(*sys.exc_info())  # lands in the lab's stderr log once fd 2 is moved
         os._exit(127)
-    runpy.run_module("course_lib.servers", run_name="__main__", alter_sys=True)  # never returns
-    os._exit(1)
+    from course_lib._runtime.process import run_as_process
+
+    # what ``python -m MODULE`` runs (a course server, or a grading harness around a student's code)
+    run_as_process(lambda: runpy.run_module(request["argv"][2], run_name="__main__", alter_sys=True))
 
 
 def serve(control_fd: int) -> None:

@@ -141,8 +141,8 @@ class ServerProcess:
 
 
 async def spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr, *, fast: bool = False) -> ServerProcess:
-    """Start ``argv``; ``fast`` (course servers only) tries the fork server first."""
-    if fast:
+    """Start ``argv``; ``fast`` (course servers, and always a grading harness) tries the fork server first."""
+    if fast or is_harness(argv):
         base = server_env(Path(tempfile.gettempdir()))
         del base["COURSE_LAB_DIR"]  # what every lab's environment shares
         forked = await fastlaunch.spawn(argv, env, cwd, stderr, base)
@@ -224,6 +224,17 @@ async def wait_ready(process: ServerProcess, timeout: float, *, on_exit: Callabl
             await anyio.sleep(_POLL)
         return
     raise on_timeout(timeout)
+
+
+def is_harness(argv: Sequence[str]) -> bool:
+    """``python -m course_lib.grading.…`` on this interpreter: a grading harness serving a student's
+    code, which the fork server starts like a course server (a student's own command, ``-O`` or any
+    other interpreter option start cold)."""
+    argv = [str(a) for a in argv]
+    if len(argv) < 3 or argv[1] != "-m" or not argv[2].startswith("course_lib.grading."):
+        return False
+    found = shutil.which(argv[0]) or argv[0]
+    return os.path.realpath(found) == os.path.realpath(sys.executable)
 
 
 def course_server_argv(name: str, mode: str | None = None, fixture: str | os.PathLike | None = None,

@@ -1,10 +1,10 @@
 """Chapter 8's exercise: ``my_read_resource(ctx, params)``, the server's read handler, on the wire.
 
-The handler is copied into a module (``grading.child``) and served by ``grading.read_harness``
-as a real stdio server in each era of ``fixtures/grading/read_handler.json``. The rows marked
-``audit`` are sent by the audit's own URI probes (``course_lib.audit.resources``: the canonical
-reads, the odd spellings, the missing URI) and pass only if the audit's line passes too, so the
-course's check and the audit agree; the other rows send the battery's URIs verbatim. A served
+The handler is served by ``grading.harness read`` as a real stdio server in each era of
+``fixtures/grading/read_handler.json``. The rows marked ``audit`` are sent by the audit's own URI
+probes (``course_lib.audit.resources``: the canonical reads, the odd spellings, the missing URI)
+and pass only if the audit's line passes too, so the course's check and the audit agree; the
+other rows send the battery's URIs verbatim. A served
 document must come back under the URI asked, as ``text/markdown``, with the fixture's text; every
 other URI must be refused with the era's not-found code and ``data.uri`` = the URI as sent. A
 handler that never answers is stopped at the budget, and the era's later rows are not asked.
@@ -12,9 +12,6 @@ handler that never answers is stopped at the budget, and the era's later rows ar
 from __future__ import annotations
 
 import json
-import tempfile
-from dataclasses import replace
-from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
 
@@ -22,82 +19,58 @@ from course_lib.audit import resources as audit_uris
 from course_lib.audit.report import Report
 from course_lib.audit.session import Context, ProbeFailed, Target, probe
 from course_lib.grading import outcome as o
-from course_lib.grading.battery import load_battery, rows_of, select
-from course_lib.grading.child import SourceError, child_argv, write_module
+from course_lib.grading import served
 from course_lib.grading.outcome import CRASH, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
-from course_lib.grading.paging_harness import CRASHED
-from course_lib.grading.scorecard import Scorecard, Verdict, publish
-from course_lib.grading.unavailable import Unavailable
+from course_lib.grading.scorecard import Scorecard
+from course_lib.grading.served import NOT_ASKED, Failed
 from course_lib.paths import ROOT
-from course_lib.scenarios import for_each
 
 BATTERY = "read_handler"
 STARTUP = 60.0  # seconds for the server to start and list its documents
-NOT_ASKED = "not asked: an earlier request got no answer"
-STARTER_ERRORS = {"NotImplementedError": NotImplementedError, "NameError": NameError}
 
 
-class Wrong(Exception):
-    """One row's failure: its kind (``outcome.FAILURES``), what was observed, the student's error type."""
-
-    def __init__(self, kind: str, observed: str, error_type: str | None = None):
-        super().__init__(observed)
-        self.kind, self.observed, self.error_type = kind, observed, error_type
-
-
-def _crash(error: dict) -> Wrong | None:
-    data = error.get("data")
-    if error.get("code") == -32603 and isinstance(data, dict) and data.get("crashed"):
-        return Wrong(CRASH, "your code crashed: " + str(error.get("message", ""))[len(CRASHED):], data["crashed"])
-    if error.get("code") == -32603:  # the SDK itself failed on what the handler did (a wrong return value)
-        return Wrong(WRONG_RESULT, f"the server could not answer: -32603 {error.get('message')}")
+def _crash(error: dict) -> Failed | None:
+    if error.get("code") == -32603:  # the student's crash, or the SDK failing on what the handler did
+        return served.crash_of(error) or Failed(WRONG_RESULT,
+                                                f"the server could not answer: -32603 {error.get('message')}")
     return None
 
 
-def _student_error(wrong: Wrong) -> o.Outcome | None:
-    """The student's own error, rebuilt by type for the card's hint (the starter's, a missing name, a
-    library function this exercise withholds)."""
-    if wrong.error_type == "Unavailable":
-        return o.crashed(Unavailable(wrong.observed.split(": ", 2)[-1].split(" ", 1)[0]))
-    error = STARTER_ERRORS.get(wrong.error_type)
-    return None if error is None else o.crashed(error())
-
-
 def judge_refusal(uri: str, reply: dict, code: int, era: str) -> None:
-    """``uri`` must be refused with ``code`` and ``data.uri`` equal to ``uri``; else ``Wrong``."""
+    """``uri`` must be refused with ``code`` and ``data.uri`` equal to ``uri``; else ``Failed``."""
     if "result" in reply:
         items = (reply["result"] or {}).get("contents") or []
-        raise Wrong(MISSING_REFUSAL, f"{uri!r} was served ({len(items)} content item(s)) instead of refused")
+        raise Failed(MISSING_REFUSAL, f"{uri!r} was served ({len(items)} content item(s)) instead of refused")
     error = reply.get("error") or {}
     crashed = _crash(error)
     if crashed is not None:
         raise crashed
     if error.get("code") != code:
-        raise Wrong(WRONG_REFUSAL, f"{uri!r}: answered {error.get('code')} {error.get('message')!r}; "
+        raise Failed(WRONG_REFUSAL, f"{uri!r}: answered {error.get('code')} {error.get('message')!r}; "
                                    f"not-found in {era} is {code}")
     data = error.get("data")
     if not isinstance(data, dict) or data.get("uri") != uri:
-        raise Wrong(WRONG_REFUSAL, f"{uri!r}: answered {code} with data {json.dumps(data)[:60]}, not data.uri "
+        raise Failed(WRONG_REFUSAL, f"{uri!r}: answered {code} with data {json.dumps(data)[:60]}, not data.uri "
                                    "naming the URI as sent")
 
 
 def judge_read(uri: str, reply: dict, text: str, mime: str) -> None:
-    """A listed ``uri`` must read as one ``mime`` item under that URI with ``text``; else ``Wrong``."""
+    """A listed ``uri`` must read as one ``mime`` item under that URI with ``text``; else ``Failed``."""
     if "error" in reply:
         error = reply["error"] or {}
-        raise _crash(error) or Wrong(WRONG_REFUSAL, f"refused the listed {uri!r}: {error.get('code')} "
+        raise _crash(error) or Failed(WRONG_REFUSAL, f"refused the listed {uri!r}: {error.get('code')} "
                                                     f"{error.get('message')!r}")
     items = (reply.get("result") or {}).get("contents") or []
     got = [(c.get("uri"), c.get("mimeType"), c.get("text")) for c in items if isinstance(c, dict)]
     if got != [(uri, mime, text)]:
         seen = [(u, m, None if t is None else (t == text and "the text" or "another text")) for u, m, t in got]
-        raise Wrong(WRONG_RESULT, f"read {uri!r}: got {seen}"[:150] + f", not [({uri!r}, {mime!r}, the text)]")
+        raise Failed(WRONG_RESULT, f"read {uri!r}: got {seen}"[:150] + f", not [({uri!r}, {mime!r}, the text)]")
 
 
 def _audit_lines(report: Report, check: str) -> None:
     wrong = [line for line in report.lines if line.check == check and line.verdict != "PASS"]
     if wrong:
-        raise Wrong(WRONG_RESULT, f"the audit says {wrong[0].verdict}: {wrong[0].subject} {wrong[0].detail}"[:150])
+        raise Failed(WRONG_RESULT, f"the audit says {wrong[0].verdict}: {wrong[0].subject} {wrong[0].detail}"[:150])
 
 
 async def _row(wire, row: dict, listed: list[str], era: str, spec: dict, library: dict) -> str:
@@ -116,7 +89,7 @@ async def _row(wire, row: dict, listed: list[str], era: str, spec: dict, library
             await wire.request("resources/read", {"uri": uri})
     exchanges = wire.exchanges[before:]
     if not exchanges:
-        raise Wrong(WRONG_RESULT, "nothing was sent: the server listed no resources")
+        raise Failed(WRONG_RESULT, "nothing was sent: the server listed no resources")
     for x in exchanges:
         uri = x.request["params"]["uri"]
         if kind == "canonical":
@@ -139,23 +112,20 @@ async def _era(argv: list[str], era: str, rows: list[dict], spec: dict, budget: 
             wire.reply_timeout = budget  # from here on, every reply is the student's handler's
             listed = [r.get("uri") for r in ((listing.get("result") or {}).get("resources") or [])]
             for row in rows:
-                try:
-                    out[row["name"]] = (True, await _row(wire, row, listed, era, spec, library), None, None)
-                except Wrong as wrong:
-                    out[row["name"]] = (False, wrong.observed, wrong.kind, _student_error(wrong))
+                out[row["name"]] = await served.judged(_row(wire, row, listed, era, spec, library))
     except ProbeFailed as exc:
         first = True
         for row in rows:
             if row["name"] in out:
                 continue
             if "closed stdout" in exc.message:  # the server ended: the student's module, or their code, ended it
-                out[row["name"]] = (False, "the server ended before it answered: your cell's code did not import, "
-                                           "or it ended the process", CRASH, None)
+                out[row["name"]] = (CRASH, "the server ended before it answered: your cell's code did not import, "
+                                           "or it ended the process", None)
             elif exc.check != "reply_timeout":
-                out[row["name"]] = (False, f"the lab could not run: [{exc.check}] {exc.message}"[:150], LAB, None)
+                out[row["name"]] = (LAB, f"the lab could not run: [{exc.check}] {exc.message}"[:150], None)
             else:  # the row that got no answer, then the rows never asked
                 said = o.no_result(budget) if first else NOT_ASKED
-                out[row["name"]] = (False, said, HANG, o.hung(budget, None if first else NOT_ASKED))
+                out[row["name"]] = (HANG, said, o.hung(budget, None if first else NOT_ASKED))
             first = False
     return out
 
@@ -163,22 +133,8 @@ async def _era(argv: list[str], era: str, rows: list[dict], spec: dict, budget: 
 async def grade_read_handler(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
                              eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
     """Grade ``my_read_resource(ctx, params)`` inside real stdio servers, in both eras."""
-    title, scenarios, spec = load_battery(battery)
-    scenarios = [replace(s, hints={**spec.get("hints", {}), **s.hints}) for s in select(scenarios, only, eras)]
-    budget = budget or spec.get("budget_seconds", 5.0)
-    rows = rows_of(spec)
-    with tempfile.TemporaryDirectory(prefix="course-read-") as folder:
-        try:
-            path = write_module(Path(folder), "student_reader", student, spec.get("unavailable", ()))
-        except SourceError as exc:
-            failed = o.crashed(exc)
-            return publish(Scorecard(title, [Verdict(s, False, o.describe(failed), CRASH, failed) for s in scenarios],
-                                     budget, battery))
-        argv = child_argv("-m", "course_lib.grading.read_harness", str(path), student.__name__)
-
-        async def run_era(era: str) -> dict[str, tuple]:
-            wanted = [rows[s.name] for s in scenarios if s.era == era]
-            return await _era(argv, era, wanted, spec, budget)
-
-        results = await for_each(run_era, list(dict.fromkeys(s.era for s in scenarios)))
-    return publish(Scorecard(title, [Verdict(s, *results[s.era][s.name]) for s in scenarios], budget, battery))
+    with served.written(student, battery, "read", only, eras, budget, default=5.0) as ex:
+        if ex.card:
+            return ex.card
+        argv = ex.argv()
+        return await served.grade(ex, lambda era: _era(argv, era, ex.wanted(era), ex.spec, ex.budget))

@@ -1,10 +1,10 @@
 """The student's own servers under the audit, as the capstone grades them.
 
 Each entry of a battery's ``servers`` names a chapter's server function (``my_page`` of chapter 3)
-and the harness that serves it: the function is written into a module (``grading.child``),
-``python -m HARNESS MODULE.py FUNCTION CONFIG.json`` is started as a real stdio server with the
-entry's ``config``, and ``course_lib.audit`` writes its report card. A server of another chapter
-is one more entry (its harness takes the same three arguments). One verdict per era: it passes
+and the ``grading.harness`` kind that serves it: the function is written into a module
+(``grading.child``), ``python -m course_lib.grading.harness KIND MODULE.py FUNCTION CONFIG.json``
+is started as a real stdio server with the entry's ``config``, and ``course_lib.audit`` writes its
+report card. A server of another chapter is one more entry. One verdict per era: it passes
 when no MUST of that era fails on the card; the process's own lines (launch, exit, stdout,
 leftovers) count in every era. A page function's own exception arrives as ``-32603 crashed:
 Type: message`` (the harness's form) and is judged as a crash; a reply that never came as a hang.
@@ -23,7 +23,8 @@ from course_lib.display import WIDTH
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario
 from course_lib.grading.child import SourceError, child_argv, write_module
-from course_lib.grading.paging_harness import CRASHED
+from course_lib.grading.harness import CRASHED
+from course_lib.grading.served import HARNESS, STARTERS
 from course_lib.grading.scorecard import Verdict
 
 PROCESS_CHECKS = ("stdout.before-input", "launch.answer", "launch.late", "exit.eof")
@@ -31,7 +32,6 @@ EXPECTED = "no MUST fails on the audit's card"
 # A classroom machine is shared: each reply (the first one waits for the interpreter to start) gets
 # 30 s, each probe 60 s, the exit after stdin EOF 15 s (the command line's defaults: 10, 30 and 5 s).
 REQUEST_TIMEOUT, PROBE_BUDGET, EXIT_BUDGET = 30.0, 60.0, 15.0
-ERRORS = {"NotImplementedError": NotImplementedError, "NameError": NameError}
 
 
 def scenarios_of(spec: dict) -> list[Scenario]:
@@ -70,10 +70,9 @@ async def audit_servers(spec: dict, functions: Sequence[Callable], names: set[st
                 continue
             config = Path(folder) / f"server_{n}.json"
             config.write_text(json.dumps(entry["config"]), encoding="utf-8")
-            found[entry["function"]] = await audit(child_argv("-m", entry["harness"], str(module), function.__name__,
-                                                          str(config)), era="all",
-                                         budget=PROBE_BUDGET, request_timeout=REQUEST_TIMEOUT,
-                                         exit_budget=EXIT_BUDGET)
+            argv = child_argv("-m", HARNESS, entry["harness"], str(module), function.__name__, str(config))
+            found[entry["function"]] = await audit(argv, era="all", budget=PROBE_BUDGET,
+                                                   request_timeout=REQUEST_TIMEOUT, exit_budget=EXIT_BUDGET)
     return found
 
 
@@ -95,7 +94,7 @@ def judge_audit(s: Scenario, found: Any) -> Verdict:
     crash = next((line.detail.split(CRASHED, 1)[1] for line in failed if CRASHED in line.detail), None)
     if crash is not None:
         kind = crash.split(":", 1)[0].strip()
-        return Verdict(s, False, observed, o.CRASH, o.crashed(ERRORS.get(kind, RuntimeError)(crash)))
+        return Verdict(s, False, observed, o.CRASH, o.crashed(STARTERS.get(kind, RuntimeError)(crash)))
     if "reply_timeout" in first.detail:
         return Verdict(s, False, observed, o.HANG, o.hung(0.0))
     return Verdict(s, False, observed, o.WRONG_RESULT)

@@ -1,16 +1,14 @@
 """Chapter 11's exercise: ``my_sealer(key) -> (seal, unseal)``, the ``request_state`` of a real server.
 
-The function is copied into a module (``grading.child``) and served by ``grading.state_harness``
-as the ``modern`` server's codec, a real stdio server at 2026-07-28 (``request_state`` exists only
-there). Each row of ``fixtures/grading/sealed_state.json`` drives ``provision`` by hand on a fresh
-server: an honest order must complete at its price; the chapter's attacks (a forged price, a small
-order's state replayed on a large one) and a state from another server process, a state cut short,
-and states the server never issued must each be refused with -32602 before anything is charged."""
+The function is served by ``grading.harness state`` as the ``modern`` server's codec, a real stdio
+server at 2026-07-28 (``request_state`` exists only there). Each row of
+``fixtures/grading/sealed_state.json`` drives ``provision`` by hand on a fresh server: an honest
+order must complete at its price; the chapter's attacks (a forged price, a small order's state
+replayed on a large one) and a state from another server process, a state cut short, and states
+the server never issued must each be refused with -32602 before anything is charged."""
 from __future__ import annotations
 
-import tempfile
 from dataclasses import replace
-from pathlib import Path
 from typing import Callable
 
 import mcp_types as types
@@ -18,17 +16,15 @@ from mcp import MCPError
 
 from course_lib.display import error_line
 from course_lib.grading import outcome as o
-from course_lib.grading.battery import Scenario, load_battery, rows_of, select
-from course_lib.grading.child import SourceError, child_argv, write_module
-from course_lib.grading.paging_harness import CRASHED
+from course_lib.grading import served
+from course_lib.grading.battery import Scenario
 from course_lib.grading.runner import run_battery
-from course_lib.grading.scorecard import Scorecard, Verdict, publish
+from course_lib.grading.scorecard import Scorecard, Verdict
 from course_lib.labs import connect
 from course_lib.stateless import call_by_hand, tamper
 
 BATTERY = "sealed_state"
 STARTUP = 30.0  # seconds a request may wait while the server starts (the budget bounds the student's calls)
-STARTERS = {"NotImplementedError": NotImplementedError, "NameError": NameError}
 
 
 async def answer(key: str, params) -> types.ElicitResult:
@@ -96,11 +92,9 @@ def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
     wanted = s.expect.get("value")
     error = outcome.error
     if outcome.kind == o.REFUSED and isinstance(error, MCPError):
-        crashed = error.error.data.get("crashed") if isinstance(error.error.data, dict) else None
-        if error.error.code == types.INTERNAL_ERROR and crashed:
-            starter = STARTERS.get(crashed)
-            shown = o.crashed(starter()) if starter else outcome
-            return Verdict(s, False, "your code crashed: " + error.error.message[len(CRASHED):], o.CRASH, shown)
+        crash = served.crash_of(error)
+        if crash is not None:
+            return Verdict(s, False, crash.observed, o.CRASH, crash.outcome or outcome)
         if error.error.code == types.REQUEST_TIMEOUT:
             return Verdict(s, False, "the server did not answer in time: your code never returned", o.HANG,
                            o.hung(outcome.budget))
@@ -118,21 +112,13 @@ def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
 async def grade_sealed_state(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
                              budget: float | None = None) -> Scorecard:
     """Grade ``my_sealer(key) -> (seal, unseal)`` as the codec of real ``modern`` servers."""
-    title, scenarios, spec = load_battery(battery)
-    scenarios = select(scenarios, only, None)
-    rows = rows_of(spec)
-    budget = budget or spec.get("budget_seconds", 10.0)
-    with tempfile.TemporaryDirectory(prefix="course-sealed-") as folder:
+    with served.written(student, battery, "state", only, None, budget) as ex:
+        if ex.card:
+            return ex.card
+        argv = tuple(ex.argv())
+        rows, scenarios = ex.rows, [replace(s, server=argv) for s in ex.scenarios]
         try:
-            path = write_module(Path(folder), "student_sealer", student, spec.get("unavailable", ()))
-        except SourceError as exc:
-            failed = o.crashed(exc)
-            return publish(Scorecard(title, [Verdict(s, False, o.describe(failed), o.CRASH, failed)
-                                             for s in scenarios], budget, battery))
-        argv = tuple(child_argv("-m", "course_lib.grading.state_harness", str(path), student.__name__))
-        scenarios = [replace(s, server=argv) for s in scenarios]
-        try:
-            return await run_battery(title, scenarios, budget, lambda s, lab: attack(rows[s.name], lab), judge,
+            return await run_battery(ex.title, scenarios, ex.budget, lambda s, lab: attack(rows[s.name], lab), judge,
                                      prepare=lambda s, lab: prepare(rows[s.name], lab, argv),
                                      battery=battery, request_timeout=STARTUP)
         finally:

@@ -1,0 +1,282 @@
+"""The real stdio server around a student's function: one harness, one small builder per exercise.
+
+``python -m course_lib.grading.harness KIND MODULE.py FUNCTION [CONFIG.json]`` loads the student's
+module from its file (written by ``grading.child``, so a traceback keeps its real line numbers) and
+serves, on the SDK's low-level ``Server``, the exercise ``KIND``: ``paging`` (chapter 3), ``tools``
+(5), ``tool_result`` (6), ``read`` (8), ``snapshot`` (10) or ``state`` (11). Every call of the
+student's code goes through ``called``: ``MCPError`` passes through; any other exception, or an
+answer of the wrong type, is ``-32603 crashed: Type: message`` with ``data.crashed`` = its type
+(the traceback goes to stderr), so a grader tells the student's crash from the SDK's own error.
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import json
+import secrets
+import sys
+import traceback
+from collections.abc import Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+
+import mcp_types as types
+from mcp import MCPError
+from mcp.server import Server
+
+from course_lib.grading.outcome import crash_line
+from course_lib.servers._base import serve
+
+CRASHED = "crashed: "  # how the student's own error is prefixed on the wire
+
+
+def load(path: str, function: str):
+    """``FUNCTION`` of the module at ``path``, loaded from its file."""
+    where = importlib.util.spec_from_file_location("student_module", path)
+    module = importlib.util.module_from_spec(where)
+    where.loader.exec_module(module)
+    return getattr(module, function)
+
+
+def crash(exc: BaseException) -> MCPError:
+    """The student's own error as the wire shows it: -32603, its type in ``data.crashed``."""
+    traceback.print_exception(exc)
+    return MCPError(types.INTERNAL_ERROR, CRASHED + crash_line(exc), {"crashed": type(exc).__name__})
+
+
+@contextmanager
+def guard():
+    """Inside: the student's code; ``MCPError`` passes, any other exception becomes ``crash``."""
+    try:
+        yield
+    except MCPError:
+        raise
+    except Exception as exc:
+        raise crash(exc) from None
+
+
+async def called(thunk, problem=None):
+    """``thunk()`` (awaited when it is a coroutine), guarded; ``problem(answer)`` says why an answer
+    has the wrong type (None when it is right), which is the student's ``TypeError``."""
+    with guard():
+        answer = thunk()
+        answer = await answer if inspect.isawaitable(answer) else answer
+        if problem is not None and (said := problem(answer)):
+            raise TypeError(said)
+        return answer
+
+
+# -- chapter 3: tools/list and prompts/list by FUNCTION(cursor, catalog) -------------------------
+
+@dataclass
+class Catalog:
+    """One list as the page function sees it (``process`` is new at every start of the server)."""
+
+    name: str
+    key: bytes
+    process: str
+    kind: str     # "tools" or "prompts"
+    names: list
+    page_size: int
+    generation: int = 1
+
+
+def paging(page, config: dict) -> Server:
+    """``CONFIG``: ``name``, ``key``, ``catalog`` (tools), ``prompts``, ``page_size`` and, for the
+    catalog that moves on, ``changed`` (generation 2's tools, from the second ``tools/list`` on)."""
+    process = secrets.token_hex(8)
+    lists = {kind: Catalog(config["name"], config["key"].encode(), process, kind, list(names), config["page_size"])
+             for kind, names in (("tools", config["catalog"]), ("prompts", config["prompts"]))}
+    served = 0
+
+    def answer(kind: str, params):
+        names, next_cursor = page(None if params is None else params.cursor, lists[kind])
+        if kind == "tools":
+            tools = [types.Tool(name=n, input_schema={"type": "object"}) for n in names]
+            return types.ListToolsResult(tools=tools, next_cursor=next_cursor)
+        return types.ListPromptsResult(prompts=[types.Prompt(name=n) for n in names], next_cursor=next_cursor)
+
+    async def on_list_tools(ctx, params):
+        nonlocal served
+        if served == 1 and config.get("changed"):  # the catalog moves on before the second request
+            for catalog in lists.values():
+                catalog.generation = 2
+            lists["tools"].names = list(config["changed"])
+        served += 1
+        return await called(lambda: answer("tools", params))
+
+    async def on_list_prompts(ctx, params):
+        return await called(lambda: answer("prompts", params))
+
+    return Server(config["name"], version="1.0", on_list_tools=on_list_tools, on_list_prompts=on_list_prompts)
+
+
+# -- chapter 5: tools/call by FUNCTION(name, arguments, catalog), name and arguments as sent -----
+
+SENT: ContextVar[tuple] = ContextVar("sent")  # (name, arguments) of the tools/call being served
+
+
+async def as_sent(ctx, call_next):
+    """Keep a ``tools/call``'s ``name`` and ``arguments`` as sent; hand the SDK a well-formed stand-in
+    (so the SDK's own check of the request's shape does not answer before the student's code)."""
+    if ctx.method != "tools/call" or not isinstance(ctx.params, Mapping):
+        return await call_next(ctx)
+    SENT.set((ctx.params.get("name"), ctx.params.get("arguments")))
+    return await call_next(replace(ctx, params={**ctx.params, "name": "as-sent", "arguments": {}}))
+
+
+def ran(name: str, arguments: dict) -> str:
+    """What the business logic answers: which tool ran, with which arguments."""
+    return f"{name} ran with {json.dumps(arguments, sort_keys=True)}"
+
+
+class Tools:
+    """``tools``: what ``tools/list`` lists ({name: input schema}); ``run``: the business logic."""
+
+    def __init__(self, tools: dict):
+        self.tools = {name: dict(schema) for name, schema in tools.items()}
+
+    def run(self, name: str, arguments: dict | None = None) -> types.CallToolResult:
+        """The tool's business logic: call it only with input you checked."""
+        return types.CallToolResult(content=[types.TextContent(type="text", text=ran(name, arguments or {}))])
+
+
+def tools(handler, config: dict) -> Server:
+    """``CONFIG``: ``{"name": ..., "tools": {name: input schema}}``."""
+    async def on_list_tools(ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[types.Tool(name=n, input_schema=s) for n, s in config["tools"].items()])
+
+    async def on_call_tool(ctx, params) -> types.CallToolResult:
+        name, arguments = SENT.get()
+        return await called(lambda: handler(name, arguments, Tools(config["tools"])), lambda answer: None
+                            if isinstance(answer, types.CallToolResult)
+                            else f"returned {type(answer).__name__}, not a types.CallToolResult")
+
+    server = Server(config["name"], version="1.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    server.middleware.append(as_sent)
+    return server
+
+
+# -- chapter 6: tools/call NAME {"result": VALUE} answered by FUNCTION(tool, VALUE) ----------------
+
+def tool_result(result_of, config: dict) -> Server:
+    """``CONFIG``: ``{"tools": {name: outputSchema or null}}``; the answer is sent as it is."""
+    listed = {name: types.Tool(name=name, input_schema={"type": "object"}, output_schema=schema)
+              for name, schema in config["tools"].items()}
+
+    async def on_list_tools(ctx, params):
+        return types.ListToolsResult(tools=list(listed.values()))
+
+    async def on_call_tool(ctx, params):
+        if params.name not in listed:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        return await called(lambda: result_of(listed[params.name], (params.arguments or {}).get("result")))
+
+    return Server("tool-results", version="1.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+
+
+# -- chapter 8: the atlas documents, resources/read by FUNCTION(ctx, params) ----------------------
+
+def read(handler, config: dict) -> Server:
+    """The atlas documents (``fixtures/atlas/documents.json``) listed as the atlas server lists them."""
+    from course_lib.servers.atlas import Library  # noqa: PLC0415 (only this kind needs the atlas)
+
+    library = Library.load()
+
+    async def on_list_resources(ctx, params) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[types.Resource(uri=uri, name=name, mime_type=library.mime_type)
+                                                    for uri, name in library.uris.items()])
+
+    async def on_list_resource_templates(ctx, params) -> types.ListResourceTemplatesResult:
+        t = library.template
+        return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
+            uri_template=t["uriTemplate"], name=t["name"], description=t["description"],
+            mime_type=library.mime_type)])
+
+    async def on_read_resource(ctx, params):
+        return await called(lambda: handler(ctx, params))
+
+    return Server("atlas-graded", version="1.0", on_list_resources=on_list_resources,
+                  on_list_resource_templates=on_list_resource_templates, on_read_resource=on_read_resource)
+
+
+# -- chapter 10: the snapshot server's reads by FUNCTION(store, uri) -> (mime_type, text) ---------
+
+BASE = "project://atlas/"
+MANIFEST = BASE + "manifest"
+
+
+@dataclass
+class Store:
+    """What the server holds now: ``revisions`` ({revision: {document: text}}), ``current``, ``base``."""
+
+    revisions: dict
+    current: str
+    base: str = BASE
+
+
+def snapshot(read_one, config: dict) -> Server:
+    """``CONFIG``: the store (``revisions``, ``current``); the manifest is the harness's own answer."""
+    store = Store({rev: dict(docs) for rev, docs in config["revisions"].items()}, config["current"])
+
+    def pair(answer) -> str | None:
+        if isinstance(answer, tuple) and len(answer) == 2 and all(isinstance(a, str) for a in answer):
+            return None
+        return f"{read_one.__name__} must return (mime_type, text), not {type(answer).__name__}"
+
+    async def on_list_resources(ctx, params) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[
+            types.Resource(uri=MANIFEST, name="Current bundle", mime_type="application/json")])
+
+    async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        if params.uri == MANIFEST:
+            mime, text = "application/json", json.dumps(
+                {"revision": store.current, "uris": [f"{BASE}{store.current}/{d}" for d in store.revisions[store.current]]})
+        else:
+            mime, text = await called(lambda: read_one(store, params.uri), pair)
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, mime_type=mime,
+                                                                             text=text)])
+
+    return Server("course-snapshot-student", version="1.0", on_list_resources=on_list_resources,
+                  on_read_resource=on_read_resource)
+
+
+# -- chapter 11: the modern server, its request_state sealed by FUNCTION(key) -> (seal, unseal) ---
+
+class StudentCodec:
+    """``dump`` and ``load`` as ``modern.Modern`` calls them, answered by the student's pair (made at
+    the first state, with a key random per process: a factory that fails is a codec that fails)."""
+
+    def __init__(self, factory):
+        self.factory, self.key, self.pair = factory, secrets.token_bytes(32), None
+
+    def _run(self, index: int, args: tuple, wanted: type, what: str):
+        with guard():
+            if self.pair is None:
+                self.pair = tuple(self.factory(self.key))
+            answer = self.pair[index](*args)
+            if not isinstance(answer, wanted):
+                raise TypeError(f"{what} returned {type(answer).__name__}, not a {wanted.__name__}")
+            return answer
+
+    def dump(self, state: dict, call: dict) -> str:
+        return self._run(0, (dict(state), dict(call)), str, "seal")
+
+    def load(self, token: str, call: dict) -> dict:
+        return self._run(1, (token, dict(call)), dict, "unseal")
+
+
+def state(factory, config: dict) -> Server:
+    from course_lib.servers import modern  # noqa: PLC0415 (only this kind needs the modern server)
+
+    return modern.build("modern", codec=StudentCodec(factory))
+
+
+KINDS = {"paging": paging, "tools": tools, "tool_result": tool_result, "read": read, "snapshot": snapshot,
+         "state": state}
+
+if __name__ == "__main__":
+    kind, path, function, *config = sys.argv[1:]
+    settings = json.loads(open(config[0], encoding="utf-8").read()) if config else {}
+    sys.exit(serve(KINDS[kind](load(path, function), settings)))
