@@ -40,11 +40,13 @@ import json
 import os
 import runpy
 import select
+import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import warnings
 
@@ -63,7 +65,8 @@ SWITCH = "COURSE_FAST_LAUNCH"  # "0" turns the fast path off: every server start
 READY_TIMEOUT = 30.0  # for a pid: the first lab waits for the fork server's own imports
 STATUS_LOST = -255  # return code of a lab whose fork server died before reporting one
 STARTS = 2  # fork servers per process: the first and one restart
-_BOOT = "import sys; from course_lib._runtime.fastlaunch import serve; serve(int(sys.argv[1]))"
+_BOOT = ("import sys; from course_lib._runtime.fastlaunch import serve; "
+         "serve(int(sys.argv[1]), int(sys.argv[2]))")
 # The fork server's last argument: what it is in ``ps``, and room for its children's titles.
 _NAME = "course_lib fork server: each lab server it forks shows its own command line" + " " * 64
 
@@ -167,12 +170,19 @@ class _ForkServer:
     def __init__(self, env: dict[str, str]):
         self.env, self.owner, self.lock = env, os.getpid(), threading.Lock()
         self.sock, theirs = socket.socketpair()
-        with theirs:  # stdin/stdout are pipes, as a lab's are: the children's sys.stdin/stdout suit them
+        # The address a process below this one (a chapter 04 wire tap) asks for a server at: a Unix
+        # socket in a folder only this user can enter.
+        self.folder = tempfile.mkdtemp(prefix="course-fork-")
+        self.address = os.path.join(self.folder, "socket")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(self.address)
+        listener.listen(16)
+        with theirs, listener:  # stdin/stdout are pipes, as a lab's are: the children's sys.stdin/stdout suit them
             # SPT_NOENV: a title is written over the command line only, never over the environment
-            self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno()), _NAME],
-                                         env={**env, "SPT_NOENV": "1"}, cwd=ROOT,
+            self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno()), str(listener.fileno()),
+                                          _NAME], env={**env, "SPT_NOENV": "1"}, cwd=ROOT,
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                         pass_fds=[theirs.fileno()], start_new_session=True)
+                                         pass_fds=[theirs.fileno(), listener.fileno()], start_new_session=True)
         self.proc.stdin.close()
         self.proc.stdout.close()
         self.sock.settimeout(READY_TIMEOUT)  # a request never blocks for ever on a stuck fork server
@@ -187,6 +197,7 @@ class _ForkServer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     async def fork(self, argv, env: dict[str, str], cwd, stderr) -> Forked | None:
         request = _encode({"argv": list(argv), "env": env, "cwd": os.fspath(cwd)})
@@ -261,6 +272,27 @@ async def spawn(argv, env: dict[str, str], cwd, stderr, base_env: dict[str, str]
             _warned = True
             warnings.warn("fast launch: the fork server did not start a server; retrying once", RuntimeWarning)
     return None
+
+
+def address(base_env: dict[str, str]) -> str | None:
+    """Where a process below this one asks this process's fork server for a course server (chapter
+    04's wire tap, ``chapters/peer_tap.py``, with the requests ``fork`` sends), starting the fork
+    server if it may run; None when servers start cold."""
+    global _server, _starts
+    if (os.environ.get(SWITCH) == "0" or setproctitle is None
+            or not (hasattr(os, "fork") and hasattr(socket, "send_fds"))):
+        return None
+    with _lock:
+        if _server is not None and (_server.owner != os.getpid() or not _server.alive()):
+            _server.sock.close()
+            _server = None
+        if _server is None and _starts < STARTS:
+            _starts += 1
+            try:
+                _server = _ForkServer(base_env)
+            except OSError:
+                pass
+        return None if _server is None else _server.address
 
 
 def shutdown() -> None:
@@ -348,9 +380,12 @@ def _become(request: dict, fds: list[int], closing: list[int]) -> None:
     run_as_process(lambda: runpy.run_module(request["argv"][2], run_name="__main__", alter_sys=True))
 
 
-def serve(control_fd: int) -> None:
-    """Fork a server for each request until the parent closes the socket (or dies)."""
+def serve(control_fd: int, listen_fd: int) -> None:
+    """Fork a server for each request until the parent closes the socket (or dies): the parent's
+    requests on ``control_fd``, and those of processes below it on connections to ``listen_fd``."""
     control = socket.socket(fileno=control_fd)
+    listener = socket.socket(fileno=listen_fd)
+    conns: list[socket.socket] = []
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the parent's business
     _warm()
     gc.collect()
@@ -363,7 +398,11 @@ def serve(control_fd: int) -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: dict[int, int] = {}  # pid -> the lab's status pipe
     while True:
-        ready = select.select([control, wake_r], [], [])[0]
+        ready = select.select([control, listener, wake_r, *conns], [], [])[0]
+        if listener in ready:
+            with contextlib.suppress(OSError):
+                conns.append(listener.accept()[0])
+                conns[-1].settimeout(5.0)  # a process that connects and never asks holds nobody up
         if wake_r in ready:
             os.read(wake_r, 4096)
             while children and (reaped := os.waitpid(-1, os.WNOHANG))[0]:
@@ -371,24 +410,37 @@ def serve(control_fd: int) -> None:
                 with contextlib.suppress(OSError):  # the lab is gone
                     os.write(fd, struct.pack("i", os.waitstatus_to_exitcode(reaped[1])))
                 os.close(fd)
-        if control not in ready:
-            continue
-        received = _receive(control)
-        if received is None:
+        asking = [c for c in (control, *conns) if c in ready]
+        if control in asking and not _fork(control, children, [listener, wake_r, wake_w, *conns]):
             break
-        request, fds = received
-        try:
-            pid = os.fork() if request is not None else -1
-        except OSError:
-            pid = -1
-        if pid == 0:
-            _become(request, fds, [control.detach(), wake_r, wake_w, *children.values()])
-        if pid > 0:
-            children[pid] = fds.pop()
-            with contextlib.suppress(OSError):  # the lab gave up waiting: the child sees its pipes closed
-                os.write(children[pid], struct.pack("i", pid))
-        for fd in fds:  # without a pid on its status pipe, the parent retries or starts cold
-            os.close(fd)
+        for conn in asking:
+            if conn is not control:  # one request a connection
+                with contextlib.suppress(OSError):
+                    _fork(conn, children, [control, listener, wake_r, wake_w, *(c for c in conns if c is not conn)])
+                conns.remove(conn)
+                conn.close()
     for pid in children:  # the parent is gone or done: so is what is left of its labs
         with contextlib.suppress(OSError):
             os.killpg(pid, signal.SIGKILL)
+
+
+def _fork(conn: socket.socket, children: dict[int, int], others: list) -> bool:
+    """Fork the server ``conn`` asks for; False at end of file."""
+    received = _receive(conn)
+    if received is None:
+        return False
+    request, fds = received
+    try:
+        pid = os.fork() if request is not None else -1
+    except OSError:
+        pid = -1
+    if pid == 0:
+        closing = [conn.detach(), *(o if isinstance(o, int) else o.detach() for o in others), *children.values()]
+        _become(request, fds, closing)
+    if pid > 0:
+        children[pid] = fds.pop()
+        with contextlib.suppress(OSError):  # the lab gave up waiting: the child sees its pipes closed
+            os.write(children[pid], struct.pack("i", pid))
+    for fd in fds:  # without a pid on its status pipe, the parent retries or starts cold
+        os.close(fd)
+    return True

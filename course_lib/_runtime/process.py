@@ -140,12 +140,23 @@ class ServerProcess:
             transport.close()
 
 
+def _shared_env() -> dict[str, str]:
+    """What every lab's environment shares: the fork server's own."""
+    base = server_env(Path(tempfile.gettempdir()))
+    del base["COURSE_LAB_DIR"]
+    return base
+
+
+def fork_address() -> str | None:
+    """Where a process below this one (chapter 04's wire tap) asks this process's fork server for
+    a course server (``fastlaunch.request``); None when servers start cold."""
+    return fastlaunch.address(_shared_env())
+
+
 async def spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr, *, fast: bool = False) -> ServerProcess:
     """Start ``argv``; ``fast`` (course servers, and always a grading harness) tries the fork server first."""
     if fast or is_harness(argv):
-        base = server_env(Path(tempfile.gettempdir()))
-        del base["COURSE_LAB_DIR"]  # what every lab's environment shares
-        forked = await fastlaunch.spawn(argv, env, cwd, stderr, base)
+        forked = await fastlaunch.spawn(argv, env, cwd, stderr, _shared_env())
         if forked is not None:
             return ServerProcess(forked)
     try:

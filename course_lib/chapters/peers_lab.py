@@ -217,9 +217,14 @@ def server_argv(server: str, mode: str | None = None, fixture: str | os.PathLike
 
 
 def tapped_argv(log: Path, server: str, mode: str | None = None,
-                fixture: str | os.PathLike | None = None) -> list[str]:
-    """The command line a client is given: the course server behind the tap, which logs to ``log``."""
-    return [sys.executable, str(TAP), str(log), str(CAP), *server_argv(server, mode, fixture)]
+                fixture: str | os.PathLike | None = None, cap: int = CAP) -> list[str]:
+    """The command line a client is given: the course server behind the tap, which logs to ``log``
+    (and forks it at this process's fork server when there is one)."""
+    from course_lib._runtime.process import fork_address
+
+    where = fork_address()
+    return [sys.executable, str(TAP), str(log), str(cap), *(["--fork", where] if where else []),
+            *server_argv(server, mode, fixture)]
 
 
 def tap_frames(log: Path) -> list[dict]:

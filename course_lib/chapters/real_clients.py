@@ -32,8 +32,7 @@ def label() -> str:
 def _tapped(log: Path, column: str) -> dict:
     server, mode = ("atlas", None) if column == "atlas" else ("catalog", column)
     return {"kind": "resources" if server == "atlas" else "tools",
-            "server": [sys.executable, str(peers_lab.TAP), str(log), str(CAP),
-                       *peers_lab.server_argv(server, mode)]}
+            "server": peers_lab.tapped_argv(log, server, mode, cap=CAP)}
 
 
 async def measure(columns: list[str] = COLUMNS) -> dict[str, peers_lab.Run]:
