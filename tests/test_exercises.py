@@ -25,6 +25,7 @@ EXERCISES = {
     "01_pagination": ("my_walk", "grade_walker"),
     "02_cursor_failures": ("my_restarting_walk", "grade_walker"),
     "03_paginating_server": ("my_page", "grade_paging_server"),
+    "04_real_software": ("my_prediction", "grade_prediction"),
     "06_schema_cache": ("my_tool_result", "grade_tool_result"),
     "07_schema_cache_sdk_2_3": ("my_retrying_candidate", "grade_candidate"),
     "08_resources_and_uris": ("my_read_resource", "grade_read_handler"),

@@ -1,0 +1,110 @@
+"""Chapter 04's exercise: ``my_prediction() -> {client: {mode: cell}}``, what each real client
+makes of two catalog modes the chapter's tables leave out, judged against the clients, run live.
+
+``fixtures/grading/prediction.json`` lists the clients (its rows) and the modes (its ``eras``:
+a card's column is a mode here). Every client runs once per mode behind chapter 04's tap, two
+clients at a time, and each predicted cell is compared with the cell ``peers_lab.verdict`` writes
+for that run. A wrong cell is told by its kind and a hint naming the section that teaches it;
+the measured cell is not shown. A function that returns no dict starts no client.
+"""
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+from mcp.types import PaginatedRequestParams
+
+from course_lib.chapters import peers_lab, real_clients
+from course_lib.errors import unwrap
+from course_lib.grading import outcome as o
+from course_lib.grading.battery import load_battery
+from course_lib.grading.budget import observe
+from course_lib.grading.scorecard import Scorecard, Verdict, publish
+from course_lib.labs import connect
+from course_lib.scenarios import for_each
+
+BATTERY = "prediction"
+PEERS = {p.short: p for p in peers_lab.PEERS}  # each in its first era: legacy
+CELL = re.compile(r"refused [^()]+ \(\d+\)|cut at \d+ requests|[^()]+ \(\d+\)( \+cursor| \+warning)?")
+
+
+async def plain_loop(mode: str, budget: float) -> str:
+    """Section 2's plain loop of the Python SDK: ``next_cursor`` back verbatim until it is None."""
+    with tempfile.TemporaryDirectory(prefix="course-loop-") as tmp:
+        log, names, error, cursor = Path(tmp) / "tap.jsonl", [], None, None
+        try:
+            async with connect(peers_lab.tapped_argv(log, "catalog", mode), request_timeout=budget) as lab:
+                while True:
+                    params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
+                    page = await lab.session.list_tools(params=params)
+                    names += [tool.name for tool in page.tools]
+                    if (cursor := page.next_cursor) is None:
+                        break
+        except Exception as exc:  # the server's MCPError, or the tap's cut ending the lab
+            error = unwrap(exc)
+        return peers_lab.tap_verdict(log, names, error)
+
+
+async def measure(client: str, modes: list[str], budget: float) -> dict[str, str]:
+    """One client's cell on each mode, as the chapter's tables write it."""
+    if client == "fastmcp":  # one client process, one tap per mode
+        runs = await real_clients.measure(modes)
+        return {m: real_clients.cell(runs[m]) for m in modes}
+    cells = {}
+    for m in modes:
+        if client == "mcp loop":
+            cells[m] = await plain_loop(m, budget)
+        else:
+            run = (peers_lab.run(PEERS[client], "catalog", m, timeout=budget) if client in PEERS
+                   else peers_lab.walker_run("catalog", m, "legacy"))  # the course's walker
+            cells[m] = peers_lab.verdict(await run)
+    return cells
+
+
+async def measure_all(battery: str = BATTERY) -> dict[str, dict[str, str]]:
+    _, scenarios, spec = load_battery(battery)
+    clients = list(dict.fromkeys(s.name for s in scenarios))
+    return await for_each(lambda c: measure(c, spec["eras"], spec["budget_seconds"]), clients, limit=2)
+
+
+def judge(s, predicted, measured: str) -> Verdict:
+    """One cell: the student's prediction against the measured one."""
+    said = f"you predicted {predicted!r}"
+    if measured.startswith("no answer"):  # the client itself did not finish: not the student's
+        return Verdict(s, False, f"the client gave {measured!r}", o.LAB)
+    if predicted == measured:
+        return Verdict(s, True, said)
+    if not isinstance(predicted, str) or not CELL.fullmatch(predicted):
+        return Verdict(s, False, f"{said}: not a cell in the form of the tables", o.WRONG_RESULT)
+    raised, you_raised = measured.startswith("refused"), predicted.startswith("refused")
+    if raised != you_raised:
+        return (Verdict(s, False, f"{said}, but the client raised", o.MISSING_REFUSAL) if raised
+                else Verdict(s, False, f"{said}, but the client did not raise", o.WRONG_REFUSAL))
+    if raised:
+        return Verdict(s, False, f"{said}, but it raised with another reason or count", o.WRONG_REFUSAL)
+    return Verdict(s, False, f"{said}, but it listed other items or sent another count", o.WRONG_RESULT)
+
+
+def judge_all(scenarios, outcome: o.Outcome, measured: dict | None) -> list[Verdict]:
+    """Every cell, from what the student's function did and what the clients did."""
+    if outcome.kind != o.RETURNED:  # the starter's NotImplementedError, a bug, a hang
+        return [Verdict(s, False, o.describe(outcome), o.failure_of(outcome) or o.CRASH, outcome)
+                for s in scenarios]
+    if not isinstance(outcome.value, dict) or measured is None:
+        return [Verdict(s, False, f"returned {outcome.value!r:.50}, not a dict {{client: {{mode: cell}}}}",
+                        o.WRONG_RESULT) for s in scenarios]
+    rows = {k: v for k, v in outcome.value.items() if isinstance(v, dict)}
+    return [judge(s, rows.get(s.name, {}).get(s.era), measured[s.name][s.era]) for s in scenarios]
+
+
+async def grade_prediction(student, battery: str = BATTERY) -> Scorecard:
+    """Grade ``my_prediction()`` against every client of the battery, run live."""
+    title, scenarios, spec = load_battery(battery)
+
+    async def call():
+        return student()
+
+    outcome = await observe(call, spec["budget_seconds"])
+    measured = await measure_all(battery) if isinstance(outcome.value, dict) else None
+    return publish(Scorecard(title, judge_all(scenarios, outcome, measured), spec["budget_seconds"], battery))
