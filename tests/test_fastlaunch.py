@@ -294,3 +294,31 @@ async def test_closing_a_pipe_another_task_waits_on_leaves_no_stale_wait_behind(
     finally:
         os.close(w)
     assert closed == [True]  # and the reader was told its pipe is closed
+
+
+async def test_chapter_04s_tap_forks_its_server_and_ends_it(tmp_path):
+    """A client's wire tap asks this process's fork server for the course server behind it (the
+    address on its command line): the server is forked, answers through the tap, and is gone once
+    the tap is; with no address, the tap starts it cold."""
+    from course_lib._runtime.process import fork_address
+    from course_lib.chapters import peers_lab
+
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    shown = " ".join(peers_lab.server_argv("catalog", "normal"))
+    for forked in (True, False):
+        argv = peers_lab.tapped_argv(tmp_path / f"tap-{forked}.jsonl", "catalog", "normal")
+        assert argv[4:6] == ["--fork", fork_address()]
+        if not forked:
+            del argv[4:6]
+        tap = await anyio.open_process(argv, stdin=-1, stdout=-1, stderr=-1)
+        await tap.stdin.send((json.dumps(initialize) + "\n").encode())
+        reply = json.loads((await tap.stdout.receive()).split(b"\n")[0])
+        assert reply["id"] == 1 and "serverInfo" in reply["result"]
+        below = psutil.Process(fastlaunch.running_pid() if forked else tap.pid).children()
+        (server,) = [p for p in below if " ".join(p.cmdline()).strip() == shown]  # forked: a cold start's title
+        await tap.stdin.aclose()
+        assert await tap.wait() == 0
+        with anyio.fail_after(5):
+            while alive(server.pid):
+                await anyio.sleep(0.05)
