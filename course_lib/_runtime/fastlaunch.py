@@ -172,17 +172,23 @@ class _ForkServer:
         self.sock, theirs = socket.socketpair()
         # The address a process below this one (a chapter 04 wire tap) asks for a server at: a Unix
         # socket in a folder only this user can enter.
+        # Without it (a path too long for a Unix socket, say), taps start their servers cold.
         self.folder = tempfile.mkdtemp(prefix="course-fork-")
-        self.address = os.path.join(self.folder, "socket")
+        self.address: str | None = os.path.join(self.folder, "socket")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(self.address)
-        listener.listen(16)
+        try:
+            listener.bind(self.address)
+            listener.listen(16)
+        except OSError:
+            self.address = None
+        passed = [theirs.fileno(), *([listener.fileno()] if self.address else [])]
         with theirs, listener:  # stdin/stdout are pipes, as a lab's are: the children's sys.stdin/stdout suit them
             # SPT_NOENV: a title is written over the command line only, never over the environment
-            self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno()), str(listener.fileno()),
-                                          _NAME], env={**env, "SPT_NOENV": "1"}, cwd=ROOT,
+            self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno()),
+                                          str(listener.fileno() if self.address else -1), _NAME],
+                                         env={**env, "SPT_NOENV": "1"}, cwd=ROOT,
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                         pass_fds=[theirs.fileno(), listener.fileno()], start_new_session=True)
+                                         pass_fds=passed, start_new_session=True)
         self.proc.stdin.close()
         self.proc.stdout.close()
         self.sock.settimeout(READY_TIMEOUT)  # a request never blocks for ever on a stuck fork server
@@ -384,7 +390,7 @@ def serve(control_fd: int, listen_fd: int) -> None:
     """Fork a server for each request until the parent closes the socket (or dies): the parent's
     requests on ``control_fd``, and those of processes below it on connections to ``listen_fd``."""
     control = socket.socket(fileno=control_fd)
-    listener = socket.socket(fileno=listen_fd)
+    listener = socket.socket(fileno=listen_fd) if listen_fd >= 0 else None
     conns: list[socket.socket] = []
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the parent's business
     _warm()
@@ -398,8 +404,8 @@ def serve(control_fd: int, listen_fd: int) -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: dict[int, int] = {}  # pid -> the lab's status pipe
     while True:
-        ready = select.select([control, listener, wake_r, *conns], [], [])[0]
-        if listener in ready:
+        ready = select.select([control, wake_r, *([listener] if listener else []), *conns], [], [])[0]
+        if listener is not None and listener in ready:
             with contextlib.suppress(OSError):
                 conns.append(listener.accept()[0])
                 conns[-1].settimeout(5.0)  # a process that connects and never asks holds nobody up
@@ -411,12 +417,13 @@ def serve(control_fd: int, listen_fd: int) -> None:
                     os.write(fd, struct.pack("i", os.waitstatus_to_exitcode(reaped[1])))
                 os.close(fd)
         asking = [c for c in (control, *conns) if c in ready]
-        if control in asking and not _fork(control, children, [listener, wake_r, wake_w, *conns]):
+        shared = [wake_r, wake_w, *([listener] if listener else [])]
+        if control in asking and not _fork(control, children, [*shared, *conns]):
             break
         for conn in asking:
             if conn is not control:  # one request a connection
                 with contextlib.suppress(OSError):
-                    _fork(conn, children, [control, listener, wake_r, wake_w, *(c for c in conns if c is not conn)])
+                    _fork(conn, children, [control, *shared, *(c for c in conns if c is not conn)])
                 conns.remove(conn)
                 conn.close()
     for pid in children:  # the parent is gone or done: so is what is left of its labs
