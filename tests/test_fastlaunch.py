@@ -46,7 +46,7 @@ def fresh_fork_server(monkeypatch):
 def kill_fork_server() -> int:
     pid = fastlaunch.running_pid()
     os.kill(pid, signal.SIGKILL)
-    fastlaunch._server.proc.wait(timeout=30)  # our own child: reaped here
+    fastlaunch._servers[False].proc.wait(timeout=30)  # our own child: reaped here
     return pid
 
 

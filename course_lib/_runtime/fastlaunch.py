@@ -167,7 +167,7 @@ class Forked:
 
 
 class _ForkServer:
-    def __init__(self, env: dict[str, str]):
+    def __init__(self, env: dict[str, str], optimize: bool = False):
         self.env, self.owner, self.lock = env, os.getpid(), threading.Lock()
         self.sock, theirs = socket.socketpair()
         # The address a process below this one (a chapter 04 wire tap) asks for a server at: a Unix
@@ -184,7 +184,7 @@ class _ForkServer:
         passed = [theirs.fileno(), *([listener.fileno()] if self.address else [])]
         with theirs, listener:  # stdin/stdout are pipes, as a lab's are: the children's sys.stdin/stdout suit them
             # SPT_NOENV: a title is written over the command line only, never over the environment
-            self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, str(theirs.fileno()),
+            self.proc = subprocess.Popen([sys.executable, *(["-O"] if optimize else []), "-c", _BOOT, str(theirs.fileno()),
                                           str(listener.fileno() if self.address else -1), _NAME],
                                          env={**env, "SPT_NOENV": "1"}, cwd=ROOT,
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -236,33 +236,49 @@ def _encode(request: dict) -> bytes:
     return json.dumps(request).encode()
 
 
-_server: _ForkServer | None = None
-_starts = 0
+_servers: dict[bool, _ForkServer] = {}  # by ``optimize``: the fork server of ``python`` and of ``python -O``
+_starts = {False: 0, True: 0}
 _warned = False
 _lock = threading.Lock()
+
+
+def _usable() -> bool:
+    return (os.environ.get(SWITCH) != "0" and setproctitle is not None
+            and hasattr(os, "fork") and hasattr(socket, "send_fds"))
+
+
+def _current(base_env: dict[str, str], optimize: bool = False) -> _ForkServer | None:
+    """This process's fork server (of ``python -O`` if ``optimize``), started if there is none and
+    it has not been started twice already (under ``_lock``)."""
+    server = _servers.get(optimize)
+    if server is not None and (server.owner != os.getpid() or not server.alive()):
+        server.sock.close()  # dead (started again, once), or the parent's in a forked copy of it
+        del _servers[optimize]
+        server = None
+    if server is None and _starts[optimize] < STARTS:
+        _starts[optimize] += 1
+        try:
+            server = _servers[optimize] = _ForkServer(base_env, optimize)
+        except OSError:
+            pass
+    return server
+
+
+def optimized(argv) -> bool:
+    """Whether ``argv`` runs ``python -O`` (its fork server is another one: ``-O`` is fixed at start)."""
+    return list(argv[1:2]) == ["-O"]
 
 
 async def spawn(argv, env: dict[str, str], cwd, stderr, base_env: dict[str, str]) -> Forked | None:
     """Fork a course server; None means "start it cold". ``base_env``, what every lab's
     environment shares, is the fork server's (and what the leak check sees of its children)."""
-    global _server, _starts, _warned
-    if (os.environ.get(SWITCH) == "0" or setproctitle is None
-            or not (hasattr(os, "fork") and hasattr(socket, "send_fds"))):
-        return None
-    if not os.path.isdir(cwd):
-        return None  # a cold start reports it
+    global _warned
+    if not _usable() or not os.path.isdir(cwd):
+        return None  # (a missing folder: a cold start reports it)
+    optimize = optimized(argv)
     for attempt in range(2):
         with _lock:
-            if _server is not None and (_server.owner != os.getpid() or not _server.alive()):
-                _server.sock.close()  # dead (started again, once), or the parent's in a forked copy of it
-                _server = None
-            if _server is None and _starts < STARTS:
-                _starts += 1
-                try:
-                    _server = _ForkServer(base_env)
-                except OSError:
-                    pass
-            server = _server
+            server = _current(base_env, optimize)
         if server is None or _fixed(env) != _fixed(server.env):
             return None
         forked = await server.fork(argv, env, cwd, stderr)
@@ -272,7 +288,8 @@ async def spawn(argv, env: dict[str, str], cwd, stderr, base_env: dict[str, str]
             continue  # the retry starts it again (once per process)
         if attempt == 1:  # failed twice while alive: replaced once per process, or cold from now on
             with _lock:
-                _server = None if _server is server else _server
+                if _servers.get(optimize) is server:
+                    del _servers[optimize]
             server.close()
         elif not _warned:
             _warned = True
@@ -284,38 +301,30 @@ def address(base_env: dict[str, str]) -> str | None:
     """Where a process below this one asks this process's fork server for a course server (chapter
     04's wire tap, ``chapters/peer_tap.py``, with the requests ``fork`` sends), starting the fork
     server if it may run; None when servers start cold."""
-    global _server, _starts
-    if (os.environ.get(SWITCH) == "0" or setproctitle is None
-            or not (hasattr(os, "fork") and hasattr(socket, "send_fds"))):
+    if not _usable():
         return None
     with _lock:
-        if _server is not None and (_server.owner != os.getpid() or not _server.alive()):
-            _server.sock.close()
-            _server = None
-        if _server is None and _starts < STARTS:
-            _starts += 1
-            try:
-                _server = _ForkServer(base_env)
-            except OSError:
-                pass
-        return None if _server is None else _server.address
+        server = _current(base_env)
+    return None if server is None else server.address
 
 
 def shutdown() -> None:
-    """Stop this process's fork server; the next lab starts one again (and may restart it once)."""
-    global _server, _starts
+    """Stop this process's fork servers; the next lab starts one again (and may restart it once)."""
     with _lock:
-        server, _server, _starts = _server, None, 0
-    if server is not None and server.owner == os.getpid():
-        server.close()
+        servers = list(_servers.values())
+        _servers.clear()
+        _starts.update({False: 0, True: 0})
+    for server in servers:
+        if server.owner == os.getpid():
+            server.close()
 
 
 atexit.register(shutdown)
 
 
-def running_pid() -> int | None:
+def running_pid(optimize: bool = False) -> int | None:
     """Pid of this process's fork server, if it is running (for tests and the benchmark)."""
-    server = _server
+    server = _servers.get(optimize)
     return server.proc.pid if server is not None and server.owner == os.getpid() and server.alive() else None
 
 
@@ -376,14 +385,15 @@ def _become(request: dict, fds: list[int], closing: list[int]) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         sys.path[0] = os.getcwd()  # what ``python -m`` puts first
-        sys.argv = [request["argv"][0], *request["argv"][3:]]
+        skip = 2 if optimized(request["argv"]) else 1  # the interpreter, and its -O
+        sys.argv = [request["argv"][0], *request["argv"][skip + 2:]]
     except BaseException:
         sys.excepthook(*sys.exc_info())  # lands in the lab's stderr log once fd 2 is moved
         os._exit(127)
     from course_lib._runtime.process import run_as_process
 
     # what ``python -m MODULE`` runs (a course server, or a grading harness around a student's code)
-    run_as_process(lambda: runpy.run_module(request["argv"][2], run_name="__main__", alter_sys=True))
+    run_as_process(lambda: runpy.run_module(request["argv"][skip + 1], run_name="__main__", alter_sys=True))
 
 
 def serve(control_fd: int, listen_fd: int) -> None:

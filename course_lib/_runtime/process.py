@@ -238,10 +238,12 @@ async def wait_ready(process: ServerProcess, timeout: float, *, on_exit: Callabl
 
 
 def is_harness(argv: Sequence[str]) -> bool:
-    """``python -m course_lib.grading.…`` on this interpreter: a grading harness serving a student's
-    code, which the fork server starts like a course server (a student's own command, ``-O`` or any
-    other interpreter option start cold)."""
+    """``python [-O] -m course_lib.grading.…`` on this interpreter: a grading harness or checker
+    running a student's code, which a fork server starts like a course server (a student's own
+    command, or any other interpreter option, starts cold)."""
     argv = [str(a) for a in argv]
+    if fastlaunch.optimized(argv):
+        argv = argv[:1] + argv[2:]
     if len(argv) < 3 or argv[1] != "-m" or not argv[2].startswith("course_lib.grading."):
         return False
     found = shutil.which(argv[0]) or argv[0]
