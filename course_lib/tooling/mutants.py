@@ -7,7 +7,7 @@ true, a ``require(cond, ...)`` always met, a comparison outside an ``if`` always
 an ``and`` (``or``) dropped. Each mutant is written over a copy of the package in a temporary
 directory (the checkout is never edited), and the tests run there (``-x``, in-process files only:
 seconds each). A mutant is killed when a test fails, SURVIVED when every test passes; the exit
-code is 1 when any survived.
+code is 1 when any survived, 2 when the tests fail on the unmutated module.
 """
 from __future__ import annotations
 
@@ -123,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="course-mutants-") as tmp:
         copies = [_copy(Path(tmp) / str(n)) for n in range(args.jobs) if not (Path(tmp) / str(n)).mkdir()]
         free = list(copies)
+        if run_mutant(copies[0], relative, original, original, args.tests, args.timeout) != "SURVIVED":
+            print(f"the tests fail on the unmutated {args.module}: fix them first", file=sys.stderr)
+            return 2
 
         def one(job: tuple[str, str]) -> str:
             copy = free.pop()
