@@ -87,8 +87,7 @@ def judge_refresh(s: Scenario, outcome: o.Outcome, hint: str, untouched_hint: st
         facts.append("changed the active session's output schemas without a message")
     elif st["now"] != st["validated"]:
         facts.append(f"the active session now {st['now']} (before: {st['validated']})")
-    if facts:
-        hint = untouched_hint
+    hint = untouched_hint if facts else hint
     failure = None
     if outcome.kind != o.RETURNED:
         passed, observed, failure = judge_refresh_refusal(s.expect.get("refuses"), outcome)
