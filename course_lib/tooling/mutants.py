@@ -117,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=120.0)
     args = parser.parse_args(argv)
     relative = Path(*args.module.split(".")).with_suffix(".py")
+    if relative.parts[0] != PACKAGE.name:  # only the package is copied: anything else is the checkout's own
+        parser.error(f"{args.module} is not a module of {PACKAGE.name}")
     original = (ROOT / relative).read_text(encoding="utf-8")
     count = len(sites(ast.parse(original), args.functions))
     mutants = [mutant(original, i, args.functions) for i in range(count)]
