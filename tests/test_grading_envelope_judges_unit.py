@@ -132,7 +132,7 @@ def test_a_checker_that_returns_the_parsed_reply_or_refuses_is_called_as_written
 @pytest.mark.parametrize("checker, line, kind, message, error_type", [
     (asserts, LINE, "assert", "raised AssertionError: an assert", None),
     (crashes, LINE, "crashed", "your code crashed: KeyError: 'id'", "KeyError"),
-    (sleeps, LINE, "hung", "no answer within 0.2 s", None),
+    (sleeps, LINE, "hung", "no answer within 0.1 s", None),
     (lambda line, request_id: None, LINE, "returned", "returned None, not the reply object", None),
     (lambda line, request_id: line, LINE, "returned", "returned b'{", None),
     (lambda line, request_id: {**json.loads(line), "id": 2}, LINE, "returned", "returned {'jsonrpc': '2.0', 'id': 2", None),
@@ -143,9 +143,9 @@ def test_a_checker_that_returns_the_parsed_reply_or_refuses_is_called_as_written
 def test_anything_else_a_checker_does_is_a_checker_problem_of_its_kind(checker, line, kind, message, error_type):
     started = time.monotonic()
     with pytest.raises(CheckerProblem) as caught:
-        guarded(checker, 0.2)(line, 1)
+        guarded(checker, 0.1)(line, 1)
     assert (caught.value.kind, caught.value.error_type) == (kind, error_type)
     assert str(caught.value).startswith(message), str(caught.value)
     assert time.monotonic() - started < 5, "a hanging checker is stopped at its budget"
-    assert guarded(parse, 0.2)(LINE, 1), "the alarm is cleared after each call"
-    time.sleep(0.3)  # no alarm left to fire
+    assert guarded(parse, 0.1)(LINE, 1), "the alarm is cleared after each call"
+    time.sleep(0.15)  # no alarm left to fire
