@@ -135,7 +135,8 @@ def test_the_prompt_is_asked_of_no_other_bundle_and_the_facts_come_first():
     # the server's own error passed on, a typed error of another kind, the student's own exception
     (o.raised(MCPError(bundles.UNAVAILABLE, "Snapshot unavailable")), o.CRASH,
      "your code crashed: MCPError -32002: Snapshot unavailable"),
-    (o.raised(bundles.SnapshotUnavailable("r2", "manifest", "gone")), o.CRASH, "your code crashed: SnapshotUnavailable"),
+    (o.raised(bundles.SnapshotUnavailable("r2", "manifest", "gone")), o.CRASH,
+     "your code crashed: SnapshotUnavailable"),
     (o.raised(CheckFailed("recovery", "not the bundle's error")), o.CRASH, "your code crashed: CheckFailed"),
     (o.raised(ValueError("r2 is gone")), o.CRASH, "your code crashed: ValueError: r2 is gone"),
     (o.hung(20), o.HANG, "no result within 20 s (stopped)"),
@@ -148,7 +149,8 @@ def test_where_a_refusal_is_due_only_the_bundle_error_of_that_check_passes(outco
     assert v.observed.startswith(observed), v.observed
 
 
-@pytest.mark.parametrize("outcome", [o.raised(ValueError("x")), o.hung(20), o.raised(bundles.BundleError("recovery", "x"))])
+@pytest.mark.parametrize("outcome", [o.raised(ValueError("x")), o.hung(20),
+                                     o.raised(bundles.BundleError("recovery", "x"))])
 def test_manifest_reads_count_for_an_outcome_that_is_not_a_bundle_only_once_one_reached_the_server(outcome):
     quiet = judged(REFUSES, outcome, Recording())  # stopped before any read: no fact
     assert "manifest" not in quiet.observed

@@ -135,7 +135,8 @@ def test_a_checker_that_returns_the_parsed_reply_or_refuses_is_called_as_written
     (sleeps, LINE, "hung", "no answer within 0.1 s", None),
     (lambda line, request_id: None, LINE, "returned", "returned None, not the reply object", None),
     (lambda line, request_id: line, LINE, "returned", "returned b'{", None),
-    (lambda line, request_id: {**json.loads(line), "id": 2}, LINE, "returned", "returned {'jsonrpc': '2.0', 'id': 2", None),
+    (lambda line, request_id: {**json.loads(line), "id": 2}, LINE, "returned",
+     "returned {'jsonrpc': '2.0', 'id': 2", None),
     (lambda line, request_id: [json.loads(line)], LINE, "returned", "returned [{", None),
     (lambda line, request_id: {}, b"starting up...", "returned", "returned {}, not the reply object", None),
     (parse, b"[1, 2]", "returned", "returned [1, 2], not the reply object", None),  # the parsed line, not an object

@@ -51,6 +51,7 @@ def server_error(code):
     ("normal", SimpleNamespace(names=ABC)),  # a Catalog
     ("normal", (ABC, [1, 1, 1])),  # the seed's (items, page_sizes)
     ("normal", [SimpleNamespace(name=n) for n in ABC]),  # Tool-like objects
+    ("normal", tuple(ABC)), ("empty catalog", ()),  # a tuple of names
 ])
 def test_the_whole_catalog_in_the_servers_order_after_one_request_a_page_passes(name, value):
     v = verdict(WALK, name, o.returned(value))

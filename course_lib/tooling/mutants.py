@@ -29,8 +29,8 @@ def _const(value: bool) -> ast.expr:
 
 
 def sites(tree: ast.Module, functions: list[str] | None) -> list[tuple[ast.AST, str, str, object]]:
-    """(node, field, description, replacement) of every mutation: ``replacement`` is an expression,
-    or ``(index, expression)`` for one operand of an ``and``/``or``."""
+    """(node, field, description, replacement) of every mutation: ``replacement`` is an expression, or
+    ``(index, value)`` for one item of a list field (a filter, ``require``'s condition, a clause)."""
     found = []
     judges = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
               and (n.name in functions if functions else n.name.startswith(("judge", "is_")))]
@@ -44,7 +44,8 @@ def sites(tree: ast.Module, functions: list[str] | None) -> list[tuple[ast.AST, 
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "require" and node.args:
                 in_test.update(id(n) for n in ast.walk(node.args[0]))
         for node in ast.walk(function):
-            where = f"{function.name}:{getattr(node, 'lineno', None) or getattr(getattr(node, 'target', None), 'lineno', '?')}"
+            line = getattr(node, "lineno", None) or getattr(getattr(node, "target", None), "lineno", "?")
+            where = f"{function.name}:{line}"  # (a comprehension's line is its target's)
             if isinstance(node, ast.If):
                 found.append((node, "test", f"{where} if {ast.unparse(node.test)} -> never", _const(False)))
             elif isinstance(node, ast.comprehension):
