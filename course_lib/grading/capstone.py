@@ -15,7 +15,6 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any, Callable
 
-
 from course_lib.bundles import short
 from course_lib.display import Table, error_line
 from course_lib.errors import CatalogError, CheckFailed, CourseError
@@ -102,7 +101,7 @@ def judge_refresh(s: Scenario, outcome: o.Outcome, hint: str, untouched_hint: st
             observed = observed.replace("instead of raising", f"instead of refusing ({s.expect['refuses']})")
     ok = passed and not facts
     return Verdict(replace(s, hint=hint), ok, "; ".join(facts + [observed]),
-                   None if ok else o.WRONG_RESULT if facts else failure, outcome)
+                   None if ok else (o.WRONG_RESULT if facts else failure), outcome)
 
 
 async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, budget: float) -> Verdict:
