@@ -2,7 +2,9 @@
 student's own server under the audit: known-wrong page functions fail its row, one per failure kind;
 the student's functions of earlier chapters come from their own copy of those chapters.
 
-The reference client and server are graded by the notebook's check cell (nbval), not again here."""
+The reference client and server are graded by the notebook's check cell (nbval), not again here. A wrong
+client is kept here for each fact recorded on the wire and each failure kind; the judges' decisions on
+every other wrong answer: ``test_grading_capstone_judges_unit.py``."""
 import json
 import shutil
 
@@ -232,28 +234,6 @@ async def read_by_prefix(self, uri):
     return (await self.lab.client.read_resource(uri)).contents[0].text
 
 
-async def read_decoded(self, uri):
-    from urllib.parse import unquote
-    from course_lib.errors import CheckFailed
-
-    CheckFailed.require(unquote(uri) in {unquote(a) for a in self.allowed}, "uri_allowlist", uri)
-    return (await self.lab.client.read_resource(uri)).contents[0].text
-
-
-async def read_nothing(self, uri):
-    from course_lib.errors import CheckFailed
-
-    raise CheckFailed("uri_allowlist", "nothing is allowed")
-
-
-async def read_after_asking(self, uri):
-    from course_lib.errors import CheckFailed
-
-    text = (await self.lab.client.read_resource(uri)).contents[0].text  # the server saw it first
-    CheckFailed.require(uri in self.allowed, "uri_allowlist", uri)
-    return text
-
-
 async def bundle_from_the_cache(self):
     from course_lib import bundles
 
@@ -264,16 +244,6 @@ async def bundle_from_the_cache(self):
         except bundles.SnapshotUnavailable:
             continue
     raise bundles.BundleError("recovery", f"{first.revision} unavailable twice")
-
-
-async def bundle_untyped(self):
-    from mcp import MCPError
-    from course_lib import bundles
-
-    try:
-        return await CHAPTER_8_READER(self.lab)
-    except bundles.BundleError as exc:
-        raise MCPError(-32002, str(exc)) from None
 
 
 def starter_page(cursor, catalog):
@@ -289,19 +259,11 @@ async def test_capstone_passes_a_correct_client_in_another_style():
     (dict(refresh=refresh_on_active), COMBINED, READ, "legacy", "sent 2 message(s) on the active session"),
     (dict(refresh=refresh_adopting_schemas), COMBINED, ENDLESS, "legacy",
      "changed the active session's output schemas without a message; returned ['alpha', 'beta', 'gamma']"),
-    (dict(refresh=refresh_truthy_cursor), COMBINED, READ, "2026-07-28", "returned ['alpha']"),
-    (dict(refresh=refresh_latest_wins), POISONED, COMBINED, "legacy",
-     "returned a partial catalog ['alpha', 'beta'] instead of refusing (duplicate_name)"),
-    (dict(refresh=refresh_untyped), POISONED, COMBINED, "2026-07-28", "your code crashed: ValueError: refresh failed"),
     (dict(refresh=refresh_through_the_cache), STALE, COMBINED, "2026-07-28",
      "page 1 never reached the candidate server; returned ['alpha', 'beta', 'bump', 'zeta']"),
     (dict(read=read_by_prefix), READ, EXPIRES, "legacy", "8 URI(s) outside the allowlist reached the server"),
-    (dict(read=read_decoded), READ, EXPIRES, "2026-07-28", "2 URI(s) outside the allowlist reached the server"),
-    (dict(read=read_nothing), READ, EXPIRES, "legacy", "docs/requirements: refused: CheckFailed(check_failed)"),
-    (dict(read=read_after_asking), READ, EXPIRES, "legacy", "10 URI(s) outside the allowlist reached the server"),
     (dict(bundle=bundle_from_the_cache), EXPIRES, UNAVAILABLE, "2026-07-28",
      "the server saw 1 manifest read; refused: BundleError(recovery)"),
-    (dict(bundle=bundle_untyped), UNAVAILABLE, EXPIRES, "legacy", "your code crashed: MCPError -32002"),
 ])
 async def test_capstone_flags_wrong_clients_at_their_scenario(methods, failing, control, era, observed):
     card = await grade_capstone(variant(SessionClient, **methods), only=[failing, control], eras=[era])

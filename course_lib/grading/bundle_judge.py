@@ -61,7 +61,7 @@ def prompts(outcome: o.Outcome) -> list[tuple[str | None, bool]]:
 def judge_refusal(expected_check: str | None, outcome: o.Outcome) -> tuple[bool, str, str | None]:
     """Only ``BundleError`` with the expected check passes, and only where one is expected."""
     error = outcome.error
-    if outcome.kind == o.REFUSED and isinstance(error, bundles.BundleError):
+    if isinstance(error, bundles.BundleError):  # (a typed error: only ever in a REFUSED outcome)
         said = f"refused: BundleError({error.check}): {error.message}"
         if expected_check is None:
             return False, f"{said}, where a correct reader returns a bundle", o.WRONG_REFUSAL
@@ -97,12 +97,12 @@ def judge_bundle(s: Scenario, outcome: o.Outcome, *, oracle: dict, latest_hint: 
         else:
             passed, failure = whole and bundle[0] == expect["revision"], o.WRONG_RESULT
             if passed and bundle[0] not in served:
-                facts.append(f"never got the {bundle[0]} prompt served" if served or prompts(outcome)
+                facts.append(f"never got the {bundle[0]} prompt served" if prompts(outcome)
                              else "asked for no prompt")
     hint = latest_hint if latest else s.hint
     ok = passed and not facts
     return Verdict(replace(s, hint=hint), ok, "; ".join(facts + [observed]),
-                   None if ok else (failure or o.WRONG_RESULT), outcome)
+                   None if ok else failure, outcome)
 
 
 async def prepare_before(lab, before: str | None, oracle: dict) -> None:

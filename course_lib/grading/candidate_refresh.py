@@ -177,21 +177,45 @@ async def probe_in_place(make, active, opener: CandidateOpener, era: str, oracle
     first = await schema_lab.call_outcome(active)
     frames_before = _sent(active)
     yielded, reason, closed_at_error = await _refused_refresh(make, active, opener, frames_before)
-    untouched = _sent(active) == frames_before
-    require(untouched, "active_untouched", "the candidate refresh sent frames on the active session")
+    _require_untouched(active, frames_before)
     _require_opened(opener)
     require(not yielded, "candidate_never_yields", "candidate unexpectedly yielded an incomplete catalog")
     require(closed_at_error, "candidate_closed_before_error", "candidate process still running when its error arrived")
-    observed = {"before_call": first, "refresh": reason, "candidate_closed_before_active_call": opener.closed,
-                "active_untouched_by_candidate": untouched,
-                "saved_snapshot_unchanged": schema_lab.snapshot(saved) == before,
-                "after_call": await schema_lab.call_outcome(active)}
-    return observed
+    return {"before_call": first, "refresh": reason, "candidate_closed_before_active_call": opener.closed,
+            "active_untouched_by_candidate": _sent(active) == frames_before,
+            "saved_snapshot_unchanged": schema_lab.snapshot(saved) == before,
+            "after_call": await schema_lab.call_outcome(active)}
 
 
 PROBES = {"probe_caller_failure": probe_caller_failure,
           "probe_accepted_candidate": probe_accepted_candidate, "probe_in_place": probe_in_place,
           "probe_retry_recovers": probe_retry_recovers, "probe_retry_gives_up": probe_retry_gives_up}
+
+
+def classify(group: BaseException, budget: float) -> tuple[str, str, str, o.Outcome | None]:
+    """A failed probe's (what happened, its hint key, failure, outcome); re-raised when not the student's."""
+    exc = unwrap(group) if isinstance(group, BaseExceptionGroup) else group
+    if isinstance(exc, CheckFailed):
+        return str(exc), exc.check, o.WRONG_RESULT, None
+    if isinstance(exc, TimeoutError) or stopped_inside(exc):
+        return no_result(budget), "no result", o.HANG, o.hung(budget)
+    if isinstance(exc, Exception):  # the student's own bug is a verdict, not a crash of the grader
+        return o.describe(o.crashed(exc)), "your code crashed", o.CRASH, o.crashed(exc)
+    raise group
+
+
+def judge_eras(s: Scenario, found: dict, hints: dict) -> Verdict:
+    """One row: the probe's result in every era (None: it passed); it passes only if it passes in all."""
+    failures = {era: result for era, result in found.items() if result is not None}
+    if not failures:
+        return Verdict(s, True, "the probe passes")
+    observed = [result[0] for result in failures.values()]
+    _, key, failure, seen = next(iter(failures.values()))
+    if len(failures) == len(found) and len(set(observed)) == 1:
+        text = observed[0]
+    else:
+        text = "; ".join(f"{era}: {result[0]}" for era, result in failures.items())
+    return Verdict(replace(s, hint=hints.get(key, s.hint)), False, text, failure, seen)
 
 
 async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
@@ -242,36 +266,16 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
                                              "candidate": schema_lab.audit_of(opener.lab)}))
 
     async def outcome(s: Scenario, era: str) -> tuple[str, str, str, o.Outcome | None] | None:
-        """None when the probe passes in ``era``; otherwise (what happened, its hint key, failure, outcome)."""
+        """None when the probe passes in ``era``; otherwise what ``classify`` makes of its exception."""
         try:
             await attempt(s, entries[s.name], era)
         except BaseException as group:
-            exc = unwrap(group) if isinstance(group, BaseExceptionGroup) else group
-            if isinstance(exc, CheckFailed):
-                return str(exc), exc.check, o.WRONG_RESULT, None
-            if isinstance(exc, TimeoutError) or stopped_inside(exc):
-                return no_result(budget), "no result", o.HANG, o.hung(budget)
-            if isinstance(exc, Exception):  # the student's own bug is a verdict, not a crash of the grader
-                return o.describe(o.crashed(exc)), "your code crashed", o.CRASH, o.crashed(exc)
-            raise
-        return None
+            return classify(group, budget)
 
     async def run(s: Scenario) -> Verdict:
-        """One row: the probe in every era of the battery; it passes only if it passes in all."""
         # One era after the other: a context manager that spins holds the whole event loop, and
         # the watchdog can only stop the task it watches.
-        found = {era: await outcome(s, era) for era in era_list}
-        failures = {era: result for era, result in found.items() if result is not None}
-        if not failures:
-            return Verdict(s, True, "the probe passes")
-        observed = [result[0] for result in failures.values()]
-        _, key, failure, seen = next(iter(failures.values()))
-        if len(failures) == len(era_list) and len(set(observed)) == 1:
-            text = observed[0]
-        else:
-            text = "; ".join(f"{era}: {result[0]}" for era, result in failures.items())
-        hint = hints.get(key, s.hint)
-        return Verdict(replace(s, hint=hint), False, text, failure, seen)
+        return judge_eras(s, {era: await outcome(s, era) for era in era_list}, hints)
 
     return publish(Scorecard(f"{title} (each stopped after {budget:g} s)", await each_scenario(run, scenarios, title),
                              battery=battery))

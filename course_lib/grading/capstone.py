@@ -15,8 +15,6 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any, Callable
 
-from mcp import MCPError
-
 from course_lib.bundles import short
 from course_lib.display import Table, error_line
 from course_lib.errors import CatalogError, CheckFailed, CourseError
@@ -70,11 +68,9 @@ def _hint(s: Scenario, row: dict) -> str:
 def judge_refresh_refusal(expected: str | None, outcome: o.Outcome) -> tuple[bool, str, str | None]:
     """A refresh that raised: only the refusal the chapters teach passes, and only where expected."""
     error = outcome.error
-    if outcome.kind == o.REFUSED and isinstance(error, CatalogError):
+    if isinstance(error, CatalogError):  # (a typed error: only ever in a REFUSED outcome)
         ok = expected == error.reason
         return ok, f"refused: {error_line(error)}", None if ok else o.WRONG_REFUSAL
-    if outcome.kind == o.REFUSED and isinstance(error, MCPError) and expected == f"MCPError {error.error.code}":
-        return True, f"the server's refusal propagated: {error_line(error)}", None
     if outcome.kind == o.REFUSED:
         return False, f"your code crashed: {o.last_line(error)}", o.CRASH
     return False, o.describe(outcome), o.failure_of(outcome)
@@ -90,8 +86,7 @@ def judge_refresh(s: Scenario, outcome: o.Outcome, hint: str, untouched_hint: st
         facts.append("changed the active session's output schemas without a message")
     elif st["now"] != st["validated"]:
         facts.append(f"the active session now {st['now']} (before: {st['validated']})")
-    if facts:
-        hint = untouched_hint
+    hint = untouched_hint if facts else hint
     failure = None
     if outcome.kind != o.RETURNED:
         passed, observed, failure = judge_refresh_refusal(s.expect.get("refuses"), outcome)
@@ -102,11 +97,11 @@ def judge_refresh(s: Scenario, outcome: o.Outcome, hint: str, untouched_hint: st
             facts.append("page 1 never reached the candidate server")
         expect = {"names": s.expect["names"]} if "names" in s.expect else {"raises": True}
         passed, observed, failure = judge_names(expect, outcome)
-        if "refuses" in s.expect and observed.endswith("instead of raising"):
+        if observed.endswith("instead of raising"):  # (only said where the row refuses)
             observed = observed.replace("instead of raising", f"instead of refusing ({s.expect['refuses']})")
     ok = passed and not facts
     return Verdict(replace(s, hint=hint), ok, "; ".join(facts + [observed]),
-                   None if ok else (failure if not facts else o.WRONG_RESULT) or o.WRONG_RESULT, outcome)
+                   None if ok else (o.WRONG_RESULT if facts else failure), outcome)
 
 
 async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, budget: float) -> Verdict:
@@ -157,7 +152,7 @@ def _documents() -> dict[str, str]:
 
 
 def _answer(answer: o.Outcome) -> str:
-    if answer.kind == o.REFUSED and isinstance(answer.error, CheckFailed):
+    if isinstance(answer.error, CheckFailed):  # (a typed error: only ever in a REFUSED outcome)
         return f"refused: {error_line(answer.error)}"
     if answer.kind in (o.REFUSED, o.CRASHED):
         return f"your code crashed: {o.last_line(answer.error)}"
@@ -190,7 +185,7 @@ def judge_reads(s: Scenario, row: dict, answers: dict[str, o.Outcome], reads: li
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return Verdict(replace(s, hint=hint), False, problems[0] + more,
-                       o.WRONG_RESULT if reached or failure is None else failure, first)
+                       o.WRONG_RESULT if reached else failure, first)
     return Verdict(s, True, f"read {len(allowed & set(row['uris']))}, refused the others unsent")
 
 

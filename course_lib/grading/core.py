@@ -73,14 +73,12 @@ def judge_on_wire(s: Scenario, outcome: Outcome) -> Verdict:
     ``expect["method"]`` (``tools/list`` by default), exactly — a refusal comes at the page
     where the problem shows and nothing is sent after it."""
     passed, observed, failure = judge_names(s.expect, outcome)
-    wanted = s.expect.get("requests")
-    if passed and wanted is not None:
-        method = s.expect.get("method", "tools/list")
-        n = sum(1 for f in outcome.sent if f.method == method)
-        if n != wanted:
-            passed = False
-            failure = WRONG_REFUSAL if outcome.kind == o.REFUSED else WRONG_RESULT
-            observed = f"{observed} after {requests_text(n, method)} (expected {wanted})"
+    wanted, method = s.expect["requests"], s.expect.get("method", "tools/list")  # every row states its count
+    n = sum(1 for f in outcome.sent if f.method == method)
+    if passed and n != wanted:
+        passed = False
+        failure = WRONG_REFUSAL if outcome.kind == o.REFUSED else WRONG_RESULT
+        observed = f"{observed} after {requests_text(n, method)} (expected {wanted})"
     return Verdict(s, passed, observed, failure, outcome)
 
 

@@ -36,8 +36,6 @@ BATTERY = "envelope"
 MODULE = "student_checker"
 
 
-
-
 # -- the child: replays with the student's checker ------------------------------------------
 
 class CheckerProblem(Exception):
@@ -180,9 +178,9 @@ def _describe(row: dict, expected: str) -> tuple[str, str] | None:
         if outcome == "refused":
             return f"refused an undamaged reply at [{check}] {row['message']}", "scenario"
     else:
-        if outcome == "refused" and check == expected and row["replies_checked"] == 0:
+        if check == expected and row["replies_checked"] == 0:  # (only a refusal names a check)
             return None
-        if outcome == "refused" and check == expected:
+        if check == expected:
             return f"refused at [{check}] only at reply {row['replies_checked'] + 1}", "scenario"
         if outcome == "refused":
             return f"refused at [{check}], not at {expected}", "scenario"
@@ -191,6 +189,33 @@ def _describe(row: dict, expected: str) -> tuple[str, str] | None:
     if outcome in ("assert", "crashed", "hung", "returned"):
         return row["message"], outcome
     return f"the session failed after your checker accepted a reply: {row['message']}"[:160], "scenario"
+
+
+FAILURES = {"crashed": o.CRASH, "hung": o.HANG, "source": o.CRASH}
+
+
+def failing(s: Scenario, observed: str, key: str, class_hints: dict, error_type: str | None = None) -> Verdict:
+    error = {"NotImplementedError": NotImplementedError(), "NameError": NameError()}.get(error_type)
+    return Verdict(replace(s, hint=class_hints.get(key, s.hint)), False, observed, FAILURES.get(key, o.WRONG_RESULT),
+                   o.crashed(error) if error is not None else None)
+
+
+def judge_envelope(s: Scenario, rows: dict, expected: str, eras: list[str], modes: list[str],
+                   class_hints: dict) -> Verdict:
+    """One row per (era, interpreter) of the replays: the scenario passes only if every one is right."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    key, error_type = None, None
+    for era in eras:
+        for mode in modes:
+            wrong = _describe(rows[(era, mode)], expected)
+            if wrong is not None:
+                found.setdefault(wrong[0], []).append((era, mode))
+                key = key if key not in (None, "scenario") else wrong[1]
+                error_type = error_type or rows[(era, mode)].get("error_type")
+    if not found:
+        return Verdict(s, True, "refused as expected" if expected != "passed" else "passed")
+    observed = "; ".join(_label(combos, eras, modes) + text for text, combos in found.items())
+    return failing(s, observed, key, class_hints, error_type)
 
 
 def _label(combos: list[tuple[str, str]], eras: list[str], modes: list[str]) -> str:
@@ -216,20 +241,13 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
     entries = {entry["name"]: entry for entry in spec["scenarios"]}
     title = f"{title} (each call stopped after {budget:g} s)"
 
-    failures = {"crashed": o.CRASH, "hung": o.HANG, "source": o.CRASH}
-
-    def verdict(s: Scenario, observed: str, key: str, error_type: str | None = None) -> Verdict:
-        hint = spec["class_hints"].get(key, s.hint)
-        error = {"NotImplementedError": NotImplementedError(), "NameError": NameError()}.get(error_type)
-        return Verdict(replace(s, hint=hint), False, observed, failures.get(key, o.WRONG_RESULT),
-                       o.crashed(error) if error is not None else None)
-
     directory = Path(tempfile.mkdtemp(prefix="course-envelope-grade-"))
     try:
         write_module(directory, MODULE, student, spec.get("unavailable", ()))
     except SourceError as exc:
         shutil.rmtree(directory, ignore_errors=True)
-        return publish(Scorecard(title, [verdict(s, str(exc), "source") for s in scenarios], battery=battery))
+        return publish(Scorecard(title, [failing(s, str(exc), "source", spec["class_hints"]) for s in scenarios],
+                                 battery=battery))
 
     captures = await for_each(capture, eras)
     try:
@@ -247,24 +265,8 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
-    verdicts = []
-    for s in scenarios:
-        expected = entries[s.name]["refused_at"]
-        found: dict[str, list[tuple[str, str]]] = {}
-        key, error_type = None, None
-        for era in eras:
-            for mode in modes:
-                row = results[mode][where[(s.name, era)]]
-                wrong = _describe(row, expected)
-                if wrong is not None:
-                    found.setdefault(wrong[0], []).append((era, mode))
-                    key = key if key not in (None, "scenario") else wrong[1]
-                    error_type = error_type or row.get("error_type")
-        if not found:
-            verdicts.append(Verdict(s, True, "refused as expected" if expected != "passed" else "passed"))
-            continue
-        observed = "; ".join(_label(combos, eras, modes) + text for text, combos in found.items())
-        verdicts.append(verdict(s, observed, key, error_type))
+    verdicts = [judge_envelope(s, {(e, m): results[m][where[(s.name, e)]] for e in eras for m in modes},
+                               entries[s.name]["refused_at"], eras, modes, spec["class_hints"]) for s in scenarios]
     return publish(Scorecard(title, verdicts, battery=battery))
 
 

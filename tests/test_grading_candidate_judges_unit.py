@@ -1,0 +1,148 @@
+"""The candidate exercise's judges (chapter 7) in-process: what a failed probe's exception makes of a
+row (``classify``), a row judged on its eras (``judge_eras``), and the probes' checks of what the
+candidates and the active session recorded (a ``CandidateOpener`` holding exited or running labs,
+an active session's ``labs.Wire``). The probes themselves run on real servers:
+``test_grading_candidate_refresh.py``."""
+import json
+from types import SimpleNamespace
+
+import asyncio
+import pytest
+
+from course_lib.errors import CatalogError, CheckFailed
+from course_lib.grading import outcome as o
+from course_lib.grading.battery import load_battery
+from course_lib.grading.budget import Stopped
+from course_lib.grading.candidate_opener import CandidateOpener
+from course_lib.grading.candidate_refresh import (_catalog_of, _require_candidates, _require_opened,
+                                                  _require_untouched, _sent, classify, judge_eras)
+from course_lib.labs import Wire
+
+_, SCENARIOS, SPEC = load_battery("candidate")
+ROW = next(s for s in SCENARIOS if s.name == "retry recovers")
+HINTS = SPEC["check_hints"]
+
+
+def grouped(exc):
+    """As the task groups of the probe's labs raise it."""
+    return BaseExceptionGroup("unhandled errors in a TaskGroup", [exc, asyncio.CancelledError()])
+
+
+@pytest.mark.parametrize("exc, result", [
+    (CheckFailed("retried_once", "opened 1 candidate(s)"),
+     ("[retried_once] opened 1 candidate(s)", "retried_once", o.WRONG_RESULT, None)),
+    (grouped(CheckFailed("active_untouched", "sent frames")),
+     ("[active_untouched] sent frames", "active_untouched", o.WRONG_RESULT, None)),
+    (TimeoutError("no result within 30 s"), ("no result within 30 s (stopped)", "no result", o.HANG, o.hung(30))),
+    (grouped(TimeoutError()), ("no result within 30 s (stopped)", "no result", o.HANG, o.hung(30))),
+])
+@pytest.mark.anyio  # (an ExceptionGroup is unwrapped of the running loop's cancellations)
+async def test_a_failed_check_and_a_hang_are_the_rows_wrong_result_and_hang(exc, result):
+    assert classify(exc, 30) == result
+
+
+@pytest.mark.anyio  # (an ExceptionGroup is unwrapped of the running loop's cancellations)
+async def test_the_watchdogs_stop_behind_any_error_is_a_hang():
+    try:
+        try:
+            raise Stopped()
+        except Stopped as stop:
+            raise RuntimeError("the lab saw its task stopped") from stop
+    except RuntimeError as exc:
+        assert classify(exc, 5)[1:3] == ("no result", o.HANG)
+
+
+@pytest.mark.parametrize("exc", [CatalogError("duplicate_name", "beta twice"), ValueError("mine"),
+                                 TypeError("not an async context manager")])
+@pytest.mark.anyio  # (an ExceptionGroup is unwrapped of the running loop's cancellations)
+async def test_the_students_own_exception_is_a_crash_kept_with_its_outcome(exc):
+    text, key, failure, outcome = classify(grouped(exc), 30)
+    assert (key, failure, outcome.kind, outcome.error) == ("your code crashed", o.CRASH, o.CRASHED, exc)
+    assert text == f"your code crashed: {o.last_line(exc)}"
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(), SystemExit(1), asyncio.CancelledError()])
+@pytest.mark.anyio  # (an ExceptionGroup is unwrapped of the running loop's cancellations)
+async def test_what_is_not_the_students_is_raised_again(exc):
+    with pytest.raises(type(exc)):
+        classify(exc, 30)
+
+
+FAIL = ("[retried_once] opened 1 candidate(s)", "retried_once", o.WRONG_RESULT, None)
+CRASH = ("your code crashed: ValueError: x", "your code crashed", o.CRASH, o.crashed(ValueError("x")))
+
+
+def test_a_row_passes_only_when_its_probe_passes_in_every_era():
+    v = judge_eras(ROW, {"legacy": None, "2026-07-28": None}, HINTS)
+    assert (v.passed, v.observed) == (True, "the probe passes")
+    for found in ({"legacy": FAIL, "2026-07-28": None}, {"legacy": None, "2026-07-28": FAIL}):
+        v = judge_eras(ROW, found, HINTS)
+        era = next(e for e, r in found.items() if r)
+        assert (v.passed, v.failure_class, v.observed) == (False, o.WRONG_RESULT, f"{era}: {FAIL[0]}")
+        assert v.scenario.hint == HINTS["retried_once"]
+
+
+def test_a_failure_of_every_era_is_said_once_and_different_ones_each_with_its_era():
+    v = judge_eras(ROW, {"legacy": FAIL, "2026-07-28": FAIL}, HINTS)
+    assert v.observed == FAIL[0]
+    assert judge_eras(ROW, {"legacy": FAIL}, HINTS).observed == FAIL[0], "a card of one era"
+    v = judge_eras(ROW, {"legacy": CRASH, "2026-07-28": FAIL}, HINTS)
+    assert v.observed == f"legacy: {CRASH[0]}; 2026-07-28: {FAIL[0]}"
+    assert (v.failure_class, v.outcome) == (o.CRASH, CRASH[3])
+    assert v.scenario.hint.endswith(HINTS["your code crashed"])
+    v = judge_eras(ROW, {"legacy": ("[x] y", "not a hint", o.WRONG_RESULT, None), "2026-07-28": None}, HINTS)
+    assert v.scenario.hint == ROW.hint, "a check without a hint of its own keeps the row's"
+
+
+# -- the probes' checks of what was recorded ----------------------------------------------------
+
+def opener(*returncodes, overlapped=False):
+    """The grader's opener after the student's code ran: one lab per candidate (None: still running)."""
+    held = CandidateOpener(None, fixtures=[])
+    held.labs = [SimpleNamespace(returncode=code) for code in returncodes]
+    held.overlapped = overlapped
+    return held
+
+
+def active(*methods):
+    wire = Wire()
+    for n, method in enumerate(methods):
+        wire.record("→", json.dumps({"jsonrpc": "2.0", "id": n, "method": method}))
+        wire.record("←", json.dumps({"jsonrpc": "2.0", "id": n, "result": {}}))
+    return SimpleNamespace(wire=wire)
+
+
+def failed_check(call):
+    with pytest.raises(CheckFailed) as caught:
+        call()
+    return caught.value.check
+
+
+def test_the_candidates_opened_one_at_a_time_and_exactly_as_many_as_the_probe_wants():
+    _require_candidates(opener(0, 0), 2, "")
+    _require_candidates(opener(0), 1, "")
+    assert failed_check(lambda: _require_candidates(opener(0), 2, "one retry")) == "retried_once"
+    assert failed_check(lambda: _require_candidates(opener(0, 0, 0), 2, "one retry")) == "retried_once"
+    assert failed_check(lambda: _require_candidates(opener(0, 0), 1, "no retry")) == "retried_once"
+    assert failed_check(lambda: _require_candidates(opener(0, 0, overlapped=True), 2, "")) == \
+        "one_candidate_at_a_time"
+    _require_opened(opener(None))
+    assert failed_check(lambda: _require_opened(opener())) == "candidate_opened"
+    assert (opener(0, 0).closed, opener(0, None).closed, opener().closed) == (True, False, False)
+
+
+def test_any_frame_the_student_sent_on_the_active_session_fails_the_untouched_check():
+    session = active("initialize", "notifications/initialized", "tools/list")
+    before = _sent(session)
+    assert before == 3, "only the client's frames count"
+    _require_untouched(session, before)
+    for method in ("tools/list", "notifications/initialized", "ping"):
+        session.wire.record("→", json.dumps({"jsonrpc": "2.0", "method": method}))
+        assert failed_check(lambda: _require_untouched(session, before)) == "active_untouched"
+
+
+def test_only_a_catalog_or_what_holds_one_is_yielded():
+    catalog = SimpleNamespace(names=["alpha"], page_sizes=[1])
+    assert _catalog_of(catalog) is catalog and _catalog_of(SimpleNamespace(catalog=catalog)) is catalog
+    for wrong in (["alpha"], SimpleNamespace(names=["alpha"]), SimpleNamespace(page_sizes=[1]), None):
+        assert failed_check(lambda: _catalog_of(wrong)) == "candidate_complete"
