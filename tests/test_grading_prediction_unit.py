@@ -1,17 +1,25 @@
 """Chapter 04's prediction judge, in-process: the measured cells are the hand-written
-``fixtures/peers/prediction.json`` (``test_grading_prediction.py`` holds the live runs to it)."""
+``fixtures/peers/prediction.json``. The live runs are held to it by the chapter itself: its hidden
+reference prediction is that fixture (below), and strict nbval holds the reference's full-marks
+card, measured live, in the chapter's committed output."""
+import ast
 import copy
 import json
 import re
+from importlib.metadata import version
 
 import nbformat
 import pytest
 
+from course_lib import CatalogError
+from course_lib.chapters import peers_lab
+from course_lib.chapters.servers_env import SERVERS_ENV
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import load_battery
 from course_lib.grading.prediction import grade_prediction, judge_all
 from course_lib.grading.scorecard import STARTER_HINT
 from course_lib.paths import FIXTURES, NOTEBOOKS
+from course_lib.tooling.student_copy import tags
 
 pytestmark = pytest.mark.anyio
 MEASURED = json.loads((FIXTURES / "peers" / "prediction.json").read_text())["cells"]
@@ -27,6 +35,25 @@ def with_cell(client, mode, cell):
     prediction = copy.deepcopy(MEASURED)
     prediction[client][mode] = cell
     return prediction
+
+
+def reference_prediction() -> dict:
+    """What the chapter's hidden reference ``reference_my_prediction()`` returns (its def alone)."""
+    nb = nbformat.read(NOTEBOOKS / "04_real_software.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if "solution" in tags(c) and "reference_my_prediction" in c.source]
+    (func,) = [n for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)]
+    space: dict = {}
+    exec(compile(ast.Module([func], []), "reference", "exec"), space)
+    return space[func.name]()
+
+
+def test_the_chapters_reference_is_the_fixture_at_the_pinned_versions():
+    """The reference scores full marks live in the chapter's committed card: so the live cells are
+    the fixture's, at these versions (an upgrade that changes a cell fails the chapter's nbval)."""
+    assert reference_prediction() == MEASURED
+    pinned = {**peers_lab.pins(), "fastmcp": SERVERS_ENV.pins()["fastmcp"], "mcp": version("mcp")}
+    fixture = json.loads((FIXTURES / "peers" / "prediction.json").read_text())["versions"]
+    assert fixture == {name: pinned[name] for name in fixture}
 
 
 def test_the_battery_has_a_row_per_client_and_a_column_per_measured_mode():
@@ -73,9 +100,20 @@ def test_each_wrong_prediction_fails_its_own_row_with_the_rows_hint(client, mode
     assert str(MEASURED[client][mode]) not in v.observed  # the card never gives the answer
 
 
-def test_a_value_that_is_not_a_dict_fails_every_row():
-    verdicts = judge_all(SCENARIOS, o.returned(["alpha"]), None)
-    assert not any(v.passed for v in verdicts) and {v.failure_class for v in verdicts} == {o.WRONG_RESULT}
+@pytest.mark.parametrize("value", [["alpha"], "10 items (1)", None])
+def test_a_value_that_is_not_a_dict_fails_every_row(value):
+    for measured in (None, MEASURED):  # whether or not the clients ran
+        verdicts = judge_all(SCENARIOS, o.returned(value), measured)
+        assert not any(v.passed for v in verdicts) and {v.failure_class for v in verdicts} == {o.WRONG_RESULT}
+
+
+@pytest.mark.parametrize("outcome, failure", [
+    (o.raised(ValueError("typo")), o.CRASH),              # the student's own bug
+    (o.raised(CatalogError("cursor_repeated", "seen")), o.CRASH),  # a typed error is no answer either
+    (o.hung(60.0), o.HANG)])
+def test_a_function_that_gives_no_answer_fails_every_row_by_what_it_did(outcome, failure):
+    verdicts = judge_all(SCENARIOS, outcome, None)
+    assert not any(v.passed for v in verdicts) and {v.failure_class for v in verdicts} == {failure}
 
 
 def test_a_client_that_did_not_finish_is_the_labs_failure_not_the_students():

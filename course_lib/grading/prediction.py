@@ -91,7 +91,7 @@ def judge_all(scenarios, outcome: o.Outcome, measured: dict | None) -> list[Verd
     if outcome.kind != o.RETURNED:  # the starter's NotImplementedError, a bug, a hang
         return [Verdict(s, False, o.describe(outcome), o.failure_of(outcome) or o.CRASH, outcome)
                 for s in scenarios]
-    if not isinstance(outcome.value, dict) or measured is None:
+    if not isinstance(outcome.value, dict):  # (then nothing was measured: ``measured`` is None)
         return [Verdict(s, False, f"returned {outcome.value!r:.50}, not a dict {{client: {{mode: cell}}}}",
                         o.WRONG_RESULT) for s in scenarios]
     rows = {k: v for k, v in outcome.value.items() if isinstance(v, dict)}
