@@ -140,6 +140,9 @@ def test_the_judge_reads_each_answer_as_the_audit_does():
     assert kind_of("isError", call, flagged) is None
     assert kind_of("isError", call, ran) == o.MISSING_REFUSAL
     assert kind_of("-32602", call, flagged) == o.WRONG_REFUSAL
+    for bare in (["resize"], ["resize", None]):  # no arguments: the business logic ran with {}
+        said = {"result": {"content": [{"type": "text", "text": "resize ran with {}"}]}}
+        assert kind_of("result", bare, said) is None
     refused = {"error": {"code": -32602, "message": "Unknown tool"}}
     assert kind_of("-32602", call, refused) is None
     assert kind_of("isError", call, refused) == o.WRONG_REFUSAL

@@ -134,3 +134,14 @@ def test_the_judge_reads_the_reply_frame():
     crashed = {"error": {"code": -32603, "message": "crashed: KeyError: 'x'", "data": {"crashed": "KeyError"}}}
     assert judged("plain", crashed, None) == (CRASH, "your code crashed: KeyError: 'x'")
     assert judged("plain", {"error": {"code": -32603, "message": "Internal error"}}, None)[0] == WRONG_REFUSAL
+    # isError true must come with one text and no structuredContent
+    both = {"result": {"content": [{"type": "text", "text": "why"}], "isError": True, "structuredContent": {}}}
+    assert judged("is_error", both, {"value": 7})[0] == WRONG_RESULT
+    for content in ([], [{"type": "text", "text": "  "}], [{"type": "image", "data": "", "mimeType": "image/png"}]):
+        assert judged("is_error", {"result": {"content": content, "isError": True}}, None)[0] == WRONG_RESULT
+    # a tool without an outputSchema: any result that is no error passes, whatever it carries
+    assert judged("plain", ok, {"value": 8})[0] is None
+    # a refusal of a conforming value is told with its text, or without one
+    assert judged("plain", refused, {"value": 7}) == (WRONG_REFUSAL, "refused a value that conforms: isError true (why)")
+    bare = {"result": {"content": [], "isError": True}}
+    assert judged("plain", bare, {"value": 7}) == (WRONG_REFUSAL, "refused a value that conforms: isError true ()")
