@@ -99,7 +99,10 @@ def run_mutant(copy: Path, relative: Path, text: str, original: str, tests: list
     target = copy / relative
     target.write_text(text, encoding="utf-8")
     try:
-        env = dict(os.environ, PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1")
+        # A run of its own: not the tag of a test run this one is inside (its leak check would count
+        # that run's servers as this one's), nor its per-test variables.
+        env = {k: v for k, v in os.environ.items() if k != "COURSE_LAB_RUN" and not k.startswith("PYTEST_")}
+        env.update(PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1")
         done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-n", "0",
                                *tests], cwd=copy, env=env, capture_output=True, timeout=timeout)
         return {0: "SURVIVED", 1: "killed"}.get(done.returncode, f"killed (pytest exit {done.returncode})")
