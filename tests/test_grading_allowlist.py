@@ -282,3 +282,40 @@ def test_every_exercise_harness_is_started_by_the_fork_server():
         assert ex.card is None and ex.path.read_text(encoding="utf-8").count("def another_style(") == 1
         argv = ex.argv(ex.config("settings", {}))
     assert argv[1:4] == ["-m", "course_lib.grading.harness", "read"] and is_harness(argv)
+
+
+@pytest.mark.parametrize("reply, said", [
+    ({"result": None}, "0 content item(s)"),
+    ({"result": {"contents": None}}, "0 content item(s)"),
+    ({"result": {"contents": [{"uri": URI, "text": "a"}, {"uri": URI, "text": "b"}]}}, "2 content item(s)"),
+])
+def test_a_served_uri_is_told_with_what_it_carried_even_when_malformed(reply, said):
+    with pytest.raises(Failed) as wrong:
+        judge_refusal(URI, reply, -32602, "2026-07-28")
+    assert wrong.value.kind == o.MISSING_REFUSAL and said in wrong.value.observed
+
+
+def test_an_error_without_a_body_is_a_wrong_refusal():
+    with pytest.raises(Failed) as wrong:
+        judge_refusal(URI, {"error": None}, -32602, "2026-07-28")
+    assert wrong.value.kind == o.WRONG_REFUSAL and "answered None None" in wrong.value.observed
+
+
+@pytest.mark.parametrize("reply, kind, said", [
+    ({"error": {"code": -32602, "message": "Resource not found"}}, o.WRONG_REFUSAL, "refused the listed"),
+    ({"error": None}, o.WRONG_REFUSAL, "refused the listed"),
+    ({"error": {"code": -32603, "message": "crashed: KeyError: 'x'", "data": {"crashed": "KeyError"}}}, o.CRASH,
+     "your code crashed: KeyError: 'x'"),
+    ({"result": None}, o.WRONG_RESULT, "got []"),
+    ({"result": {"contents": None}}, o.WRONG_RESULT, "got []"),
+    ({"result": {"contents": [{"uri": URI, "mimeType": "text/plain", "text": "t"}]}}, o.WRONG_RESULT,
+     f"got [({URI!r}, 'text/plain', 'the text')]"),
+    ({"result": {"contents": [{"uri": URI, "mimeType": MIME, "text": "other"}]}}, o.WRONG_RESULT,
+     f"got [({URI!r}, {MIME!r}, 'another text')]"),
+    ({"result": {"contents": [{"uri": URI, "mimeType": MIME, "blob": "dA=="}]}}, o.WRONG_RESULT,
+     f"got [({URI!r}, {MIME!r}, None)]"),
+])
+def test_a_listed_uri_that_does_not_read_is_told_by_what_came_back(reply, kind, said):
+    with pytest.raises(Failed) as wrong:
+        judge_read(URI, reply, "t", MIME)
+    assert wrong.value.kind == kind and said in wrong.value.observed, wrong.value.observed
