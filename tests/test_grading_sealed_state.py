@@ -15,6 +15,7 @@ from mcp import MCPError
 
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import load_battery
+from course_lib import CatalogError
 from course_lib.grading.sealed_state import grade_sealed_state, judge
 from course_lib.paths import NOTEBOOKS
 from course_lib.tooling.student_copy import solution_sources
@@ -151,6 +152,9 @@ def test_the_judge_reads_each_kind_of_answer():
     assert "still the starter" in starter_crash.hint
     assert judge(honest, o.raised(MCPError(types.REQUEST_TIMEOUT, "timed out"))).failure == o.HANG
     assert judge(honest, o.hung(10)).failure == o.HANG
+    # nothing answered where a refusal is due, and a typed error of the course's own, are no pass
+    assert judge(forged, o.returned(None)).failure_class == o.MISSING_REFUSAL
+    assert judge(forged, o.raised(CatalogError("cursor_repeated", "seen"))).failure_class == o.WRONG_RESULT
 
 
 def test_the_battery_runs_where_request_state_exists():

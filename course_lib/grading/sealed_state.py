@@ -91,10 +91,10 @@ def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
     """The row's expected answer: the completed order, or -32602 before anything is charged."""
     wanted = s.expect.get("value")
     error = outcome.error
-    if outcome.kind == o.REFUSED and isinstance(error, MCPError):
+    if isinstance(error, MCPError):  # (always a refusal: a typed error)
         crash = served.crash_of(error)
         if crash is not None:
-            return Verdict(s, False, crash.observed, o.CRASH, crash.outcome or outcome)
+            return Verdict(s, False, crash.observed, o.CRASH, crash.outcome)
         if error.error.code == types.REQUEST_TIMEOUT:
             return Verdict(s, False, "the server did not answer in time: your code never returned", o.HANG,
                            o.hung(outcome.budget))
@@ -106,7 +106,7 @@ def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
             return Verdict(s, True, f"answered {outcome.value!r}", None, outcome)
         kind = o.WRONG_RESULT if wanted is not None else o.MISSING_REFUSAL
         return Verdict(s, False, f"the server answered {outcome.value!r}"[:160], kind, outcome)
-    return Verdict(s, False, o.describe(outcome), o.failure_of(outcome) or o.WRONG_RESULT, outcome)
+    return Verdict(s, False, o.describe(outcome), o.failure_of(outcome), outcome)  # (None: a wrong result)
 
 
 async def grade_sealed_state(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
