@@ -247,7 +247,7 @@ async def main():
     killed = sys.argv[1] == "killed"
     # Killed, its lab's server is one that outlives the end of its stdin: only a kill ends it.
     async with connect("hostile", mode="ignore-term") if killed else connect("catalog") as lab:
-        print(fastlaunch.running_pid(), lab.pid, lab.launch_path, flush=True)
+        print(fastlaunch.running_pid(), lab.pid, lab.launch_path, fastlaunch._servers[False].address, flush=True)
         if killed:
             os.kill(os.getpid(), signal.SIGKILL)
 anyio.run(main)
@@ -259,11 +259,12 @@ async def test_nothing_outlives_the_parent(ending):
     done = await anyio.run_process([sys.executable, "-c", PARENT, ending], check=False,
                                    env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert done.returncode == (-signal.SIGKILL if ending == "killed" else 0), done.stderr.decode()[-500:]
-    fork_server, server, path = done.stdout.decode().split()
+    fork_server, server, path, address = done.stdout.decode().split()
     assert path == "fast"
     fork_server, server = int(fork_server), int(server)
     gone, left = psutil.wait_procs([psutil.Process(p) for p in (fork_server, server) if alive(p)], timeout=10)
     assert left == [], f"still alive: {[p.pid for p in left]}"
+    assert not os.path.exists(os.path.dirname(address)), "the fork server's address is left behind"
 
 
 async def test_closing_a_pipe_another_task_waits_on_leaves_no_stale_wait_behind():

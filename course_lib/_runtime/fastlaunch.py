@@ -439,6 +439,11 @@ def serve(control_fd: int, listen_fd: int) -> None:
     for pid in children:  # the parent is gone or done: so is what is left of its labs
         with contextlib.suppress(OSError):
             os.killpg(pid, signal.SIGKILL)
+    if listener is not None:  # and its address, even when the parent died without closing it
+        with contextlib.suppress(OSError):
+            where = listener.getsockname()
+            os.unlink(where)
+            os.rmdir(os.path.dirname(where))
 
 
 def _fork(conn: socket.socket, children: dict[int, int], others: list) -> bool:
