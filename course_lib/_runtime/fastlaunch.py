@@ -172,13 +172,15 @@ class _ForkServer:
         self.sock, theirs = socket.socketpair()
         # The address a process below this one (a chapter 04 wire tap) asks for a server at: a Unix
         # socket in a folder only this user can enter.
-        # Without it (a path too long for a Unix socket, say), taps start their servers cold.
+        # Without it (a path too long for a Unix socket, say), taps start their servers cold. The
+        # fork server of ``python -O`` has none: no tap asks it (``address``).
         self.folder = tempfile.mkdtemp(prefix="course-fork-")
-        self.address: str | None = os.path.join(self.folder, "socket")
+        self.address: str | None = None if optimize else os.path.join(self.folder, "socket")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            listener.bind(self.address)
-            listener.listen(16)
+            if self.address:
+                listener.bind(self.address)
+                listener.listen(16)
         except OSError:
             self.address = None
         passed = [theirs.fileno(), *([listener.fileno()] if self.address else [])]

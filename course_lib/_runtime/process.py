@@ -246,7 +246,12 @@ def is_harness(argv: Sequence[str]) -> bool:
         argv = argv[:1] + argv[2:]
     if len(argv) < 3 or argv[1] != "-m" or not argv[2].startswith("course_lib.grading."):
         return False
-    found = shutil.which(argv[0]) or argv[0]
+    return this_interpreter(argv[0])
+
+
+def this_interpreter(command: str) -> bool:
+    """Whether ``command`` (a path, or a name on ``PATH``) is the interpreter running this process."""
+    found = shutil.which(command) or command
     return os.path.realpath(found) == os.path.realpath(sys.executable)
 
 

@@ -9,15 +9,13 @@ way — envelope faults, messages the server sent on its own, forced stops, left
 """
 from __future__ import annotations
 
-import os
-import shutil
-import sys
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Sequence
 
 import anyio
 
+from course_lib._runtime.process import this_interpreter
 from course_lib.errors import CourseError
 from course_lib.line_client import LineClient, WireError
 from course_lib.protocol import LEGACY, MODERN_VERSION
@@ -41,10 +39,7 @@ class Target:
     def course_server(self) -> bool:
         """``python -m course_lib.servers ...`` on this interpreter: the fork server may start it."""
         argv = self.argv
-        if len(argv) < 3 or argv[1:3] != ["-m", "course_lib.servers"]:
-            return False
-        found = shutil.which(argv[0]) or argv[0]
-        return os.path.realpath(found) == os.path.realpath(sys.executable)
+        return len(argv) >= 3 and argv[1:3] == ["-m", "course_lib.servers"] and this_interpreter(argv[0])
 
 
 @dataclass
