@@ -154,8 +154,9 @@ def fork_address() -> str | None:
 
 
 async def spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr, *, fast: bool = False) -> ServerProcess:
-    """Start ``argv``; ``fast`` (course servers, and always a grading harness) tries the fork server first."""
-    if fast or is_harness(argv):
+    """Start ``argv``; ``fast`` (course servers, and always a grading harness or a server file)
+    tries the fork server first."""
+    if fast or is_harness(argv) or is_script(argv):
         forked = await fastlaunch.spawn(argv, env, cwd, stderr, _shared_env())
         if forked is not None:
             return ServerProcess(forked)
@@ -237,22 +238,51 @@ async def wait_ready(process: ServerProcess, timeout: float, *, on_exit: Callabl
     raise on_timeout(timeout)
 
 
+def _plain(argv: Sequence[str]) -> list[str]:
+    """``argv`` as text, without a ``-O`` (which picks the fork server, not what runs)."""
+    argv = [str(a) for a in argv]
+    return argv[:1] + argv[2:] if fastlaunch.optimized(argv) else argv
+
+
 def is_harness(argv: Sequence[str]) -> bool:
     """``python [-O] -m course_lib.grading.…`` on this interpreter: a grading harness or checker
-    running a student's code, which a fork server starts like a course server (a student's own
-    command, or any other interpreter option, starts cold)."""
-    argv = [str(a) for a in argv]
-    if fastlaunch.optimized(argv):
-        argv = argv[:1] + argv[2:]
+    running a student's code, which a fork server starts like a course server (any other
+    ``-m``, or any other interpreter option, starts cold)."""
+    argv = _plain(argv)
     if len(argv) < 3 or argv[1] != "-m" or not argv[2].startswith("course_lib.grading."):
         return False
     return this_interpreter(argv[0])
 
 
+def is_script(argv: Sequence[str]) -> bool:
+    """``python [-O] FILE.py ARGS…`` on this interpreter, ``FILE.py`` a file: a server file a chapter
+    (or a student) writes, which a fork server runs as ``python FILE.py`` would (its folder first
+    on ``sys.path``, ``sys.argv`` from the file on, ``__name__ == "__main__"``). A file beside a
+    module or package named like one already imported here (a copy of the course, say) starts
+    cold: there, ``import`` must find the file's neighbour, not the fork server's module."""
+    argv = _plain(argv)
+    if len(argv) < 2 or not argv[1].endswith(".py") or not os.path.isfile(argv[1]) or not this_interpreter(argv[0]):
+        return False
+    folder = Path(os.path.realpath(argv[1])).parent
+    try:
+        beside = {entry.stem for entry in folder.iterdir() if entry.suffix == ".py" or (entry / "__init__.py").exists()}
+    except OSError:
+        return False
+    return not beside & {name.partition(".")[0] for name in sys.modules}
+
+
 def this_interpreter(command: str) -> bool:
-    """Whether ``command`` (a path, or a name on ``PATH``) is the interpreter running this process."""
+    """Whether ``command`` (a path, or a name on ``PATH``) is the interpreter running this process:
+    the same program in the same environment (virtual environments share their base's program,
+    so the ``pyvenv.cfg`` that marks one tells them apart)."""
     found = shutil.which(command) or command
-    return os.path.realpath(found) == os.path.realpath(sys.executable)
+    return os.path.realpath(found) == os.path.realpath(sys.executable) and _environment(found) == _environment(sys.executable)
+
+
+def _environment(program: str) -> Path | None:
+    """The virtual environment ``program`` (as written, links not followed) runs in, if any."""
+    folder = Path(os.path.abspath(program)).parent
+    return next((f.resolve() for f in (folder, folder.parent) if (f / "pyvenv.cfg").is_file()), None)
 
 
 def course_server_argv(name: str, mode: str | None = None, fixture: str | os.PathLike | None = None,

@@ -172,38 +172,52 @@ def _probe_env(root: Path) -> dict[str, str]:
 _BOOTSTRAP = """
 import json, sys, traceback
 from pathlib import Path
-spec, report = sys.argv[1], Path(sys.argv[2])
+jobs = [(spec, Path(report)) for spec, report in zip(sys.argv[1::2], sys.argv[2::2])]
 try:
     from course_lib.chapters.negative_controls import _run_probe_here
 except BaseException as exc:
-    report.write_text(json.dumps({"status": "error",
-                                  "detail": traceback.format_exception_only(type(exc), exc)[-1].strip()}))
+    for _, report in jobs:
+        report.write_text(json.dumps({"status": "error",
+                                      "detail": traceback.format_exception_only(type(exc), exc)[-1].strip()}))
 else:
-    _run_probe_here(spec, report)
+    for spec, report in jobs:
+        _run_probe_here(spec, report)
 """
 
 
 def run_probe(probe: str, root: Path, *, timeout: float = PROBE_TIMEOUT, optimize: bool = False) -> dict:
     """Run ``probe`` in a new process with ``root``'s course_lib (``python -O`` if ``optimize``);
     return its report."""
-    report_path = root / "probe-report.json"
-    report_path.unlink(missing_ok=True)
-    argv = [sys.executable, *(["-O"] if optimize else []), "-c", _BOOTSTRAP, probe, str(report_path)]
+    return run_probes([probe], root, timeout=timeout, optimize=optimize)[0]
+
+
+def run_probes(probes: list[str], root: Path, *, timeout: float = PROBE_TIMEOUT, optimize: bool = False) -> list[dict]:
+    """``run_probe`` for each of ``probes``, one after the other in one new process (``timeout``
+    each); one report per probe."""
+    reports = [root / f"probe-report-{i}.json" for i in range(len(probes))]
+    for path in reports:
+        path.unlink(missing_ok=True)
+    argv = [sys.executable, *(["-O"] if optimize else []), "-c", _BOOTSTRAP,
+            *(part for probe, path in zip(probes, reports) for part in (probe, str(path)))]
     env = _probe_env(root)
     with open(os.devnull, "rb") as nothing, tempfile.TemporaryFile() as output:
         try:
             returncode = subprocess.run(argv, cwd=root, env=env, stdin=nothing, stdout=output,
-                                        stderr=subprocess.STDOUT, timeout=timeout).returncode
+                                        stderr=subprocess.STDOUT, timeout=timeout * len(probes)).returncode
         except subprocess.TimeoutExpired:
             returncode = None
-        if returncode is None:
-            return {"status": "timeout", "detail": f"probe ran past {timeout:g} s"}
         output.seek(0)
         text = output.read().decode(errors="replace")
-    if not report_path.exists():
+    return [_report(path, root, returncode, text, timeout) for path in reports]
+
+
+def _report(path: Path, root: Path, returncode: int | None, text: str, timeout: float) -> dict:
+    if not path.exists():
+        if returncode is None:
+            return {"status": "timeout", "detail": f"probe ran past {timeout:g} s"}
         last = text.strip().splitlines()[-1:] or [""]
         return {"status": "crashed", "detail": f"exit code {returncode}: {last[0]}"}
-    report = json.loads(report_path.read_text(encoding="utf-8"))
+    report = json.loads(path.read_text(encoding="utf-8"))
     # Paths inside the temporary copy are noise for a reader: name the copy, not its location.
     return {k: v.replace(str(root), "<copy>") if isinstance(v, str) else v for k, v in report.items()}
 
@@ -233,14 +247,19 @@ def run_mutant(mutant: Mutant, *, timeout: float = PROBE_TIMEOUT) -> Outcome:
 def run_baseline(probe: str, *, timeout: float = PROBE_TIMEOUT, optimize: bool = False) -> Outcome:
     """Run ``probe`` on an unedited copy (under ``python -O`` if ``optimize``): it must pass, or no
     kill means anything."""
+    return run_baselines([probe], timeout=timeout, optimize=optimize)[0]
+
+
+def run_baselines(probes: list[str], *, timeout: float = PROBE_TIMEOUT, optimize: bool = False) -> list[Outcome]:
+    """``run_baseline`` for each of ``probes``, on one unedited copy, in one child interpreter."""
     with tempfile.TemporaryDirectory(prefix="course-baseline-") as tmp:
         root = Path(tmp)
         _copy_course(root)
-        report = run_probe(probe, root, timeout=timeout, optimize=optimize)
-    if report.get("status") == "passed":
-        return Outcome(probe, "passed")
-    return Outcome(probe, "not_a_kill", report.get("check"), report.get("message", ""),
-                   f"baseline failed: {report.get('status')}: {report.get('detail', report.get('message', ''))}")
+        reports = run_probes(probes, root, timeout=timeout, optimize=optimize)
+    return [Outcome(probe, "passed") if report.get("status") == "passed" else
+            Outcome(probe, "not_a_kill", report.get("check"), report.get("message", ""),
+                    f"baseline failed: {report.get('status')}: {report.get('detail', report.get('message', ''))}")
+            for probe, report in zip(probes, reports)]
 
 
 def outcome_table(mutants: list[Mutant], outcomes: list[Outcome]):
