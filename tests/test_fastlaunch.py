@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from course_lib import LaunchError, ServerCrashed, connect, walk
-from course_lib._runtime import fastlaunch, process
+from course_lib._runtime import fastlaunch
 from course_lib.chapters import negative_controls as negative
 from course_lib.labs import pid_alive as alive
 from course_lib.paths import ROOT
@@ -81,50 +81,6 @@ async def test_fast_and_cold_servers_see_the_same_world():
     assert fast["threads"] == cold["threads"]
     assert sorted(fast["fds"].values()).count("socket") == 2  # asyncio's own pair; no fork server socket
     assert fast_lab.returncode == cold_lab.returncode == 0
-
-
-SERVER_FILE = """import sys
-from course_lib.servers import probe
-FACTS = probe.facts
-probe.facts = lambda: {**FACTS(), "argv0": sys.argv[0], "file": __file__, "name": __name__}
-if __name__ == "__main__":
-    sys.exit(probe.main(sys.argv[1:]))
-"""
-
-
-async def test_a_server_file_is_forked_into_the_world_of_a_cold_start(tmp_path, monkeypatch):
-    """``python FILE.py``, the server files chapters write: the same argv, ``sys.path[0]`` (the
-    file's folder), ``__file__`` and ``__name__`` forked as cold."""
-    path = tmp_path / "my_server.py"
-    path.write_text(SERVER_FILE)
-    seen = {}
-    for switch in ("1", "0"):
-        monkeypatch.setenv(fastlaunch.SWITCH, switch)
-        async with connect([sys.executable, str(path)]) as lab:
-            result = await lab.client.call_tool("process", {})
-        seen[lab.launch_path] = facts = json.loads(result.content[0].text)
-        assert facts["ppid"] == (fastlaunch.running_pid() if switch == "1" else os.getpid())
-    assert set(seen) == {"fast", "cold"}
-    assert seen["fast"]["path0"] == str(tmp_path.resolve()) and seen["fast"]["name"] == "__main__"
-    assert seen["fast"]["argv0"] == seen["fast"]["file"] == str(path)
-    assert {k: v for k, v in seen["fast"].items() if k not in (*PER_PROCESS, "environ")} == \
-        {k: v for k, v in seen["cold"].items() if k not in (*PER_PROCESS, "environ")}
-
-
-async def test_a_server_file_beside_a_module_already_imported_starts_cold(tmp_path):
-    """Beside ``course_lib/`` (a copy of the course), ``import course_lib`` must find the copy."""
-    path = tmp_path / "my_server.py"
-    path.write_text(SERVER_FILE)
-    (tmp_path / "course_lib").mkdir()
-    (tmp_path / "course_lib" / "__init__.py").write_text("")
-    assert not process.is_script([sys.executable, str(path)])
-    (tmp_path / "course_lib" / "__init__.py").unlink()
-    assert process.is_script([sys.executable, str(path)])
-    assert not process.is_script([sys.executable, str(tmp_path / "absent.py")])
-    assert not process.is_script(["/bin/python-not-this-one", str(path)])
-    other = ROOT / ".venv-sdk129" / "bin" / "python"  # another environment on the same base program
-    assert os.path.realpath(other) == os.path.realpath(sys.executable)
-    assert not process.is_script([str(other), str(path)])
 
 
 async def test_every_lab_gets_a_fresh_process_that_the_leak_check_can_see():
@@ -367,3 +323,11 @@ async def test_chapter_04s_tap_forks_its_server_and_ends_it(tmp_path):
         with anyio.fail_after(5):
             while alive(server.pid):
                 await anyio.sleep(0.05)
+
+
+def test_another_environment_on_the_same_base_program_is_not_this_interpreter():
+    from course_lib._runtime import process
+
+    other = ROOT / ".venv-sdk129" / "bin" / "python"  # virtual environments share their base's program
+    assert os.path.realpath(other) == os.path.realpath(sys.executable)
+    assert not process.this_interpreter(str(other)) and process.this_interpreter(sys.executable)

@@ -6,8 +6,7 @@ that has imported the SDK and ``course_lib``. Per lab, the parent makes the stdi
 status pipes and passes them with the stderr log over a Unix socket (``socket.send_fds``). The
 fork server forks a child that becomes a session leader, takes them as fds 0/1/2, the lab's
 environment, cwd and argv, and runs the ``course_lib`` module of its argv (``course_lib.servers``,
-or a grading harness) as ``__main__``, as ``python -m`` would (that module is imported after the
-fork), or a server file as ``python FILE.py`` would. It writes the child's pid, and after reaping
+or a grading harness) as ``__main__``, as ``python -m`` would (that module is imported after the fork). It writes the child's pid, and after reaping
 it its exit status, to the status pipe, so pid, return code and process group are those of a
 cold start. It dies with its parent (end of file on the socket) and kills what is left of its
 children.
@@ -387,22 +386,16 @@ def _become(request: dict, fds: list[int], closing: list[int]) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        sys.path[0] = os.getcwd()  # what ``python -m`` puts first
         skip = 2 if optimized(request["argv"]) else 1  # the interpreter, and its -O
-        argv = request["argv"][skip:]
-        if argv[0] == "-m":  # what ``python -m`` puts first on the path, and in sys.argv
-            sys.path[0], sys.argv = os.getcwd(), [request["argv"][0], *argv[2:]]
-            run = lambda: runpy.run_module(argv[1], run_name="__main__", alter_sys=True)  # noqa: E731
-        else:  # ``python SCRIPT.py``: the script's folder, and the script as sys.argv[0]
-            sys.path[0], sys.argv = os.path.dirname(os.path.realpath(argv[0])), list(argv)
-            run = lambda: runpy.run_path(argv[0], run_name="__main__")  # noqa: E731
+        sys.argv = [request["argv"][0], *request["argv"][skip + 2:]]
     except BaseException:
         sys.excepthook(*sys.exc_info())  # lands in the lab's stderr log once fd 2 is moved
         os._exit(127)
     from course_lib._runtime.process import run_as_process
 
-    # what ``python -m MODULE`` (a course server, a grading harness around a student's code) or
-    # ``python SCRIPT.py`` (a server file a chapter writes) runs
-    run_as_process(run)
+    # what ``python -m MODULE`` runs (a course server, or a grading harness around a student's code)
+    run_as_process(lambda: runpy.run_module(request["argv"][skip + 1], run_name="__main__", alter_sys=True))
 
 
 def serve(control_fd: int, listen_fd: int) -> None:

@@ -154,9 +154,8 @@ def fork_address() -> str | None:
 
 
 async def spawn(argv: Sequence[str], env: dict[str, str], cwd: Path, stderr, *, fast: bool = False) -> ServerProcess:
-    """Start ``argv``; ``fast`` (course servers, and always a grading harness or a server file)
-    tries the fork server first."""
-    if fast or is_harness(argv) or is_script(argv):
+    """Start ``argv``; ``fast`` (course servers, and always a grading harness) tries the fork server first."""
+    if fast or is_harness(argv):
         forked = await fastlaunch.spawn(argv, env, cwd, stderr, _shared_env())
         if forked is not None:
             return ServerProcess(forked)
@@ -252,23 +251,6 @@ def is_harness(argv: Sequence[str]) -> bool:
     if len(argv) < 3 or argv[1] != "-m" or not argv[2].startswith("course_lib.grading."):
         return False
     return this_interpreter(argv[0])
-
-
-def is_script(argv: Sequence[str]) -> bool:
-    """``python [-O] FILE.py ARGS…`` on this interpreter, ``FILE.py`` a file: a server file a chapter
-    (or a student) writes, which a fork server runs as ``python FILE.py`` would (its folder first
-    on ``sys.path``, ``sys.argv`` from the file on, ``__name__ == "__main__"``). A file beside a
-    module or package named like one already imported here (a copy of the course, say) starts
-    cold: there, ``import`` must find the file's neighbour, not the fork server's module."""
-    argv = _plain(argv)
-    if len(argv) < 2 or not argv[1].endswith(".py") or not os.path.isfile(argv[1]) or not this_interpreter(argv[0]):
-        return False
-    folder = Path(os.path.realpath(argv[1])).parent
-    try:
-        beside = {entry.stem for entry in folder.iterdir() if entry.suffix == ".py" or (entry / "__init__.py").exists()}
-    except OSError:
-        return False
-    return not beside & {name.partition(".")[0] for name in sys.modules}
 
 
 def this_interpreter(command: str) -> bool:
