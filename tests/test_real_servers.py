@@ -52,7 +52,7 @@ def test_the_restriction_keeps_each_era_apart():
     assert len(expected(CARDS["time"], AUTO)) > len(legacy)  # auto adds both era probes and lands in one
 
 
-def test_every_real_server_audits_to_its_card_in_each_era():
+def test_every_real_server_audits_to_its_card_in_the_era_auto_leaves_to_this_file():
     servers_env.SERVERS_ENV.python()  # fails with the install command when the interpreter is missing
     real_servers.versions()  # and when a server is off its pin
     jobs = [(name, era) for name in CARDS for era in ERAS if era != CARDS[name]["eras"][AUTO]]

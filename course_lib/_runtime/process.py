@@ -237,17 +237,13 @@ async def wait_ready(process: ServerProcess, timeout: float, *, on_exit: Callabl
     raise on_timeout(timeout)
 
 
-def _plain(argv: Sequence[str]) -> list[str]:
-    """``argv`` as text, without a ``-O`` (which picks the fork server, not what runs)."""
-    argv = [str(a) for a in argv]
-    return argv[:1] + argv[2:] if fastlaunch.optimized(argv) else argv
-
-
 def is_harness(argv: Sequence[str]) -> bool:
     """``python [-O] -m course_lib.grading.…`` on this interpreter: a grading harness or checker
-    running a student's code, which a fork server starts like a course server (any other
-    ``-m``, or any other interpreter option, starts cold)."""
-    argv = _plain(argv)
+    running a student's code, which a fork server starts like a course server (a student's own
+    command, or any other interpreter option, starts cold)."""
+    argv = [str(a) for a in argv]
+    if fastlaunch.optimized(argv):
+        argv = argv[:1] + argv[2:]
     if len(argv) < 3 or argv[1] != "-m" or not argv[2].startswith("course_lib.grading."):
         return False
     return this_interpreter(argv[0])
