@@ -4,6 +4,7 @@ candidates and the active session recorded (a ``CandidateOpener`` holding exited
 an active session's ``labs.Wire``). The probes themselves run on real servers:
 ``test_grading_candidate_refresh.py``."""
 import json
+from dataclasses import replace
 from types import SimpleNamespace
 
 import asyncio
@@ -13,9 +14,10 @@ from course_lib.errors import CatalogError, CheckFailed
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import load_battery
 from course_lib.grading.budget import Stopped
-from course_lib.grading.candidate_opener import CandidateOpener
-from course_lib.grading.candidate_refresh import (_catalog_of, _require_candidates, _require_opened,
-                                                  _require_untouched, _sent, classify, judge_eras)
+from course_lib.grading.candidate_opener import CandidateOpener, sent
+from course_lib.grading.candidate_refresh import (Seen, _catalog_of, classify, judge_accepted, judge_candidates,
+                                                  judge_caller_failure, judge_eras, judge_gives_up, judge_opened,
+                                                  judge_rejected, judge_untouched, seen)
 from course_lib.labs import Wire
 
 _, SCENARIOS, SPEC = load_battery("candidate")
@@ -118,27 +120,81 @@ def failed_check(call):
     return caught.value.check
 
 
-def test_the_candidates_opened_one_at_a_time_and_exactly_as_many_as_the_probe_wants():
-    _require_candidates(opener(0, 0), 2, "")
-    _require_candidates(opener(0), 1, "")
-    assert failed_check(lambda: _require_candidates(opener(0), 2, "one retry")) == "retried_once"
-    assert failed_check(lambda: _require_candidates(opener(0, 0, 0), 2, "one retry")) == "retried_once"
-    assert failed_check(lambda: _require_candidates(opener(0, 0), 1, "no retry")) == "retried_once"
-    assert failed_check(lambda: _require_candidates(opener(0, 0, overlapped=True), 2, "")) == \
-        "one_candidate_at_a_time"
-    _require_opened(opener(None))
-    assert failed_check(lambda: _require_opened(opener())) == "candidate_opened"
+def test_what_is_seen_is_read_off_the_opener_and_the_active_sessions_wire():
+    session = active("initialize", "notifications/initialized", "tools/list")
+    before = sent(session)
+    assert before == 3, "only the client's frames count"
+    assert seen(opener(0, None, overlapped=True), session, before, yielded=True) == Seen(2, True, False, 0, yielded=True)
+    session.wire.record("→", json.dumps({"jsonrpc": "2.0", "method": "ping"}))
+    assert seen(opener(0, 0), session, before) == Seen(2, False, True, 1)
     assert (opener(0, 0).closed, opener(0, None).closed, opener().closed) == (True, False, False)
 
 
-def test_any_frame_the_student_sent_on_the_active_session_fails_the_untouched_check():
-    session = active("initialize", "notifications/initialized", "tools/list")
-    before = _sent(session)
-    assert before == 3, "only the client's frames count"
-    _require_untouched(session, before)
-    for method in ("tools/list", "notifications/initialized", "ping"):
-        session.wire.record("→", json.dumps({"jsonrpc": "2.0", "method": method}))
-        assert failed_check(lambda: _require_untouched(session, before)) == "active_untouched"
+def test_the_candidates_opened_one_at_a_time_and_exactly_as_many_as_the_probe_wants():
+    judge_candidates(Seen(2, False, True, 0), 2, "")
+    judge_candidates(Seen(1, False, True, 0), 1, "")
+    for opened, count in ((1, 2), (3, 2), (2, 1), (0, 1)):
+        assert failed_check(lambda: judge_candidates(Seen(opened, False, True, 0), count, "")) == "retried_once"
+    assert failed_check(lambda: judge_candidates(Seen(2, True, True, 0), 2, "")) == "one_candidate_at_a_time"
+    judge_opened(Seen(1, False, False, 0))
+    assert failed_check(lambda: judge_opened(Seen(0, False, True, 0))) == "candidate_opened"
+
+
+@pytest.mark.parametrize("sent", [1, 2, -1])
+def test_any_frame_the_student_sent_on_the_active_session_fails_the_untouched_check(sent):
+    judge_untouched(Seen(1, False, True, 0))
+    assert failed_check(lambda: judge_untouched(Seen(1, False, True, sent))) == "active_untouched"
+
+
+CLEAN = Seen(1, False, True, 0)  # one candidate, closed, nothing sent on the active session
+
+
+def test_the_callers_failure_must_come_out_as_itself_after_the_candidate_closed():
+    judge_caller_failure(Seen(1, False, True, 0, propagated=True))
+    for wrong, check in ((dict(propagated=False), "caller_failure_propagates"),
+                         (dict(came_out_as="RuntimeError: boom"), "caller_failure_propagates"),
+                         (dict(came_out_as="CatalogError: x", propagated=True), "caller_failure_propagates"),
+                         (dict(propagated=True, closed=False), "candidate_closed_after_caller_failure"),
+                         (dict(propagated=True, sent=1), "active_untouched"),
+                         (dict(propagated=True, opened=2), "retried_once"),
+                         (dict(propagated=True, opened=2, overlapped=True), "one_candidate_at_a_time")):
+        assert failed_check(lambda: judge_caller_failure(replace(CLEAN, **wrong))) == check, wrong
+
+
+@pytest.mark.parametrize("attempts", [1, 2])
+def test_an_accepted_candidate_is_closed_after_the_block_and_opened_as_often_as_the_walks_need(attempts):
+    judge_accepted(replace(CLEAN, opened=attempts, yielded=True), attempts)
+    for wrong, check in ((dict(closed=False), "closed_after_context"), (dict(sent=1), "active_untouched"),
+                         (dict(opened=attempts + 1), "retried_once"), (dict(overlapped=True), "one_candidate_at_a_time")):
+        done = replace(CLEAN, opened=attempts, yielded=True)
+        assert failed_check(lambda: judge_accepted(replace(done, **wrong), attempts)) == check, wrong
+
+
+REJECTED = Seen(1, False, True, 0, reason="duplicate_name", closed_at_error=True)
+
+
+def test_a_rejected_refresh_never_yields_and_closes_before_its_error():
+    judge_rejected(REJECTED)
+    for wrong, check in ((dict(yielded=True), "candidate_never_yields"), (dict(closed_at_error=False),
+                         "candidate_closed_before_error"), (dict(closed_at_error=None), "candidate_closed_before_error"),
+                         (dict(opened=0), "candidate_opened"), (dict(sent=2), "active_untouched")):
+        assert failed_check(lambda: judge_rejected(replace(REJECTED, **wrong))) == check, wrong
+
+
+def test_giving_up_is_one_retry_then_the_walks_own_error():
+    twice = replace(REJECTED, opened=2)
+    judge_gives_up(twice)
+    for wrong, check in ((dict(yielded=True), "candidate_never_yields"), (dict(opened=0), "candidate_opened"),
+                         (dict(reason=None), "candidate_rejected"), (dict(reason="cursor_repeated"), "candidate_rejected"),
+                         (dict(reason="page_budget"), "candidate_rejected"),
+                         (dict(closed_at_error=False), "candidate_closed_before_error"),
+                         (dict(sent=1), "active_untouched"), (dict(opened=1), "retried_once"),
+                         (dict(opened=3), "retried_once"), (dict(overlapped=True), "one_candidate_at_a_time")):
+        assert failed_check(lambda: judge_gives_up(replace(twice, **wrong))) == check, wrong
+    with pytest.raises(CheckFailed, match="ended without the walk's CatalogError"):  # not "another reason: None"
+        judge_gives_up(replace(twice, reason=None))
+    # a block that yielded without opening says it yielded, not that nothing was opened
+    assert failed_check(lambda: judge_gives_up(replace(twice, yielded=True, opened=0))) == "candidate_never_yields"
 
 
 def test_only_a_catalog_or_what_holds_one_is_yielded():

@@ -2,7 +2,8 @@
 
 Each ``open_candidate()`` is a handle; ``async with`` it starts the n-th candidate's server in a
 task of the grader, so the grader can close it after the row even when the student's code never
-does, and can see whether two candidates ever ran at once.
+does, and can see whether two candidates ever ran at once. ``sent`` counts the frames the client
+sent on the active session, once ``settled`` has waited for its handshake to end.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import anyio
 
 from course_lib.errors import CourseError
 from course_lib.labs import connect
+from course_lib.protocol import LEGACY
 
 
 class CandidateHandle:
@@ -100,3 +102,18 @@ class CandidateOpener:
     async def close_all(self) -> None:
         for handle in self._handles:
             await handle.close()
+
+
+def sent(active) -> int:
+    """Frames the client sent on the active session (what can change its schema cache)."""
+    return sum(1 for f in active.wire.frames if f.direction == "→")
+
+
+async def settled(active) -> None:
+    """Wait for the handshake's last frame (legacy sends ``notifications/initialized`` after
+    ``connect`` returns), so that a frame counted later is one the student's code sent."""
+    if active.era != LEGACY:
+        return
+    with anyio.move_on_after(10):
+        while "notifications/initialized" not in active.wire.methods():
+            await anyio.sleep(0.01)

@@ -1,15 +1,14 @@
 """Chapter 7's exercise: ``my_retrying_candidate(active, open_candidate)``, judged by probes.
 
-An async context manager like ``course_lib.refresh.candidate`` (unavailable to it) that tries once
-more: it yields only a complete catalog; when a candidate's walk is rejected, it closes it and walks
-exactly one new one; the second rejection leaves only after closing; never two candidates at once;
-the caller's exception propagates after closing, unretried; nothing is sent on ``active``. Each row
-of ``fixtures/grading/candidate.json`` is one probe (the negative controls of
-``chapters.schema_lab`` asked of the student's context manager, and two of the retry), run in every
-era; a failure names the probe's check. ``grading.candidate_opener`` holds every candidate."""
+An async context manager like ``course_lib.refresh.candidate`` (unavailable to it) that tries once more:
+it yields only a complete catalog; a rejected walk's candidate is closed and exactly one new one walked;
+the second rejection leaves only after closing; never two candidates at once; the caller's exception
+propagates after closing, unretried; nothing is sent on ``active``. Each row of
+``fixtures/grading/candidate.json`` is one probe (``chapters.schema_lab``'s negative controls and two of
+the retry), run in every era; its judges are pure functions of what it ``Seen``."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import anyio
@@ -20,21 +19,16 @@ from course_lib.errors import CatalogError, CheckFailed, unwrap
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario, load_battery, select
 from course_lib.grading.budget import Stopped, stopped_inside, watched
-from course_lib.grading.candidate_opener import CandidateOpener
+from course_lib.grading.candidate_opener import CandidateOpener, sent, settled
 from course_lib.grading.outcome import no_result
 from course_lib.grading.runner import each_scenario
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.grading.unavailable import without
 from course_lib.labs import connect
 from course_lib.paths import fixture
-from course_lib.protocol import LEGACY
 from course_lib.walker import walk
 
 BATTERY = "candidate"
-
-
-def _fixture(relative: str):
-    return fixture(*relative.split("/"))
 
 
 def _catalog_of(ready: Any):
@@ -42,21 +36,6 @@ def _catalog_of(ready: Any):
     require(hasattr(catalog, "names") and hasattr(catalog, "page_sizes"), "candidate_complete",
             f"yielded {type(ready).__name__}, not Ready(lab, catalog) or a Catalog")
     return catalog
-
-
-def _sent(active) -> int:
-    """Frames the client sent on the active session (what can change its schema cache)."""
-    return sum(1 for f in active.wire.frames if f.direction == "→")
-
-
-async def _settled(active) -> None:
-    """Wait for the handshake's last frame (legacy sends ``notifications/initialized`` after
-    ``connect`` returns), so that a frame counted later is one the student's code sent."""
-    if active.era != LEGACY:
-        return
-    with anyio.move_on_after(10):
-        while "notifications/initialized" not in active.wire.methods():
-            await anyio.sleep(0.01)
 
 
 def _open(make, active, opener: CandidateOpener):
@@ -70,24 +49,77 @@ def _open(make, active, opener: CandidateOpener):
     return manager
 
 
-def _require_untouched(active, frames_before: int) -> None:
-    require(_sent(active) == frames_before, "active_untouched",
-            "the candidate refresh sent frames on the active session")
+@dataclass
+class Seen:
+    """What a probe saw once the student's context manager was done with its candidates."""
+
+    opened: int                        # candidates opened
+    overlapped: bool                   # two candidates ever ran at once
+    closed: bool                       # every candidate is closed
+    sent: int                          # frames sent on the active session since the probe began
+    yielded: bool = False              # the block was entered
+    reason: str | None = None          # the CatalogError's reason that ended the block
+    closed_at_error: bool | None = None  # every candidate was closed when that error arrived
+    propagated: bool = False           # the caller's own exception came out as itself
+    came_out_as: str | None = None     # ... or as this other exception
 
 
-def _require_opened(opener: CandidateOpener) -> None:
-    require(opener.labs, "candidate_opened", "no candidate was opened: open_candidate() was never entered")
+def seen(opener: CandidateOpener, active, frames_before: int, **found) -> Seen:
+    return Seen(len(opener.labs), opener.overlapped, opener.closed, sent(active) - frames_before, **found)
 
 
-def _require_candidates(opener: CandidateOpener, count: int, why: str) -> None:
-    require(not opener.overlapped, "one_candidate_at_a_time",
-            "a new candidate was opened while the previous one still ran")
-    require(len(opener.labs) == count, "retried_once", f"opened {len(opener.labs)} candidate(s); {why}")
+def judge_untouched(s: Seen) -> None:
+    require(s.sent == 0, "active_untouched", "the candidate refresh sent frames on the active session")
 
 
-async def _refused_refresh(make, active, opener: CandidateOpener, frames_before: int):
-    """Enter the student's context manager on a candidate whose walk must fail: (whether it
-    yielded, the CatalogError's reason, whether the candidate was closed when the error arrived)."""
+def judge_opened(s: Seen) -> None:
+    require(s.opened, "candidate_opened", "no candidate was opened: open_candidate() was never entered")
+
+
+def judge_candidates(s: Seen, count: int, why: str) -> None:
+    require(not s.overlapped, "one_candidate_at_a_time", "a new candidate was opened while the previous one still ran")
+    require(s.opened == count, "retried_once", f"opened {s.opened} candidate(s); {why}")
+
+
+def judge_caller_failure(s: Seen) -> None:
+    """The caller's exception inside the block comes out as itself, after the candidate closed."""
+    require(s.came_out_as is None, "caller_failure_propagates", f"the caller's CallerBug came out as {s.came_out_as}")
+    require(s.propagated, "caller_failure_propagates", "caller failure was swallowed by the candidate")
+    require(s.closed, "candidate_closed_after_caller_failure", "candidate process still running")
+    judge_untouched(s)
+    judge_candidates(s, 1, "the caller's exception is no reason to refresh again")
+
+
+def judge_accepted(s: Seen, attempts: int) -> None:
+    """A complete catalog was yielded after ``attempts`` candidates, each closed after the block."""
+    judge_untouched(s)
+    require(s.closed, "closed_after_context", "candidate process still running after the block")
+    judge_candidates(s, attempts, "expected " + ("one: the first walk was complete" if attempts == 1
+                                                 else "two: one rejected walk, one retry"))
+
+
+def judge_rejected(s: Seen) -> None:
+    """A rejected refresh never yields; its candidate is closed before its CatalogError arrives."""
+    judge_untouched(s)
+    judge_opened(s)
+    require(not s.yielded, "candidate_never_yields", "candidate unexpectedly yielded an incomplete catalog")
+    require(s.closed_at_error, "candidate_closed_before_error", "candidate process still running when its error arrived")
+
+
+def judge_gives_up(s: Seen) -> None:
+    """Two rejected walks: one retry, then the walk's own CatalogError (duplicate_name)."""
+    if not s.yielded:
+        judge_opened(s)
+    require(not s.yielded, "candidate_never_yields", "candidate yielded a catalog after a second rejected walk")
+    require(s.reason is not None, "candidate_rejected", "the block ended without the walk's CatalogError")
+    require(s.closed_at_error, "candidate_closed_before_error", "candidate process still running when its error arrived")
+    judge_untouched(s)
+    judge_candidates(s, 2, "a rejected refresh is retried exactly once")
+    require(s.reason == "duplicate_name", "candidate_rejected", f"candidate failed for another reason: {s.reason}")
+
+
+async def _refused_refresh(make, active, opener: CandidateOpener, frames_before: int) -> Seen:
+    """Enter the student's context manager on a candidate whose walk must fail: what was seen."""
     yielded, reason, closed_at_error = False, None, None
     try:
         async with _open(make, active, opener):
@@ -95,9 +127,9 @@ async def _refused_refresh(make, active, opener: CandidateOpener, frames_before:
     except CatalogError as exc:
         closed_at_error, reason = opener.closed, exc.reason
     except Exception:
-        _require_untouched(active, frames_before)  # whatever else went wrong, this comes first
+        judge_untouched(seen(opener, active, frames_before))  # whatever else went wrong, this comes first
         raise
-    return yielded, reason, closed_at_error
+    return seen(opener, active, frames_before, yielded=yielded, reason=reason, closed_at_error=closed_at_error)
 
 
 class CallerBug(schema_lab.CallerBug):
@@ -106,8 +138,8 @@ class CallerBug(schema_lab.CallerBug):
 
 async def probe_caller_failure(make, active, opener: CandidateOpener, era: str) -> None:
     """``schema_lab.probe_caller_failure`` on the student's context manager."""
-    frames_before = _sent(active)
-    entered, propagated = False, False
+    frames_before = sent(active)
+    entered, propagated, came_out_as = False, False, None
     try:
         async with _open(make, active, opener) as ready:
             entered = True
@@ -121,28 +153,21 @@ async def probe_caller_failure(make, active, opener: CandidateOpener, era: str) 
     except Exception as exc:
         if not entered:
             raise  # the context manager itself failed before the block: a crash
-        require(False, "caller_failure_propagates",
-                f"the caller's CallerBug came out as {type(exc).__name__}: {exc}")
-    require(propagated, "caller_failure_propagates", "caller failure was swallowed by the candidate")
-    require(opener.closed, "candidate_closed_after_caller_failure", "candidate process still running")
-    _require_untouched(active, frames_before)
-    _require_candidates(opener, 1, "the caller's exception is no reason to refresh again")
+        came_out_as = f"{type(exc).__name__}: {exc}"
+    judge_caller_failure(seen(opener, active, frames_before, propagated=propagated, came_out_as=came_out_as))
 
 
 async def probe_accepted_candidate(make, active, opener: CandidateOpener, era: str, oracle: str,
                                    attempts: int = 1) -> None:
     """``schema_lab.probe_accepted_candidate`` (both oracles) on the student's context manager."""
-    frames_before = _sent(active)
+    frames_before = sent(active)
     async with _open(make, active, opener) as ready:
         catalog = _catalog_of(ready)
-        _require_opened(opener)
+        judge_opened(seen(opener, active, frames_before))
         observed = {"names": list(catalog.names), "page_sizes": list(catalog.page_sizes),
                     "call": await schema_lab.call_outcome(opener.lab)}
     observed["closed_after_context"] = opener.closed
-    _require_untouched(active, frames_before)
-    require(opener.closed, "closed_after_context", "candidate process still running after the block")
-    _require_candidates(opener, attempts, "expected " + ("one: the first walk was complete" if attempts == 1
-                                                         else "two: one rejected walk, one retry"))
+    judge_accepted(seen(opener, active, frames_before), attempts)
     schema_lab.check(schema_lab.Run(oracle, era, observed, {"candidate": schema_lab.audit_of(opener.lab)}))
 
 
@@ -157,16 +182,7 @@ async def probe_retry_recovers(make, active, opener: CandidateOpener, era: str, 
 
 async def probe_retry_gives_up(make, active, opener: CandidateOpener, era: str) -> None:
     """Every candidate's walk but the third is rejected: refuse after exactly one retry."""
-    frames_before = _sent(active)
-    yielded, reason, closed_at_error = await _refused_refresh(make, active, opener, frames_before)
-    if not yielded:
-        _require_opened(opener)
-    require(not yielded, "candidate_never_yields", "candidate yielded a catalog after a second rejected walk")
-    require(reason is not None, "candidate_rejected", "the block ended without the walk's CatalogError")
-    require(closed_at_error, "candidate_closed_before_error", "candidate process still running when its error arrived")
-    _require_untouched(active, frames_before)
-    _require_candidates(opener, 2, "a rejected refresh is retried exactly once")
-    require(reason == "duplicate_name", "candidate_rejected", f"candidate failed for another reason: {reason}")
+    judge_gives_up(await _refused_refresh(make, active, opener, sent(active)))
 
 
 async def probe_in_place(make, active, opener: CandidateOpener, era: str, oracle: str) -> dict:
@@ -175,14 +191,11 @@ async def probe_in_place(make, active, opener: CandidateOpener, era: str, oracle
     saved = await walk(active)
     before = schema_lab.snapshot(saved)
     first = await schema_lab.call_outcome(active)
-    frames_before = _sent(active)
-    yielded, reason, closed_at_error = await _refused_refresh(make, active, opener, frames_before)
-    _require_untouched(active, frames_before)
-    _require_opened(opener)
-    require(not yielded, "candidate_never_yields", "candidate unexpectedly yielded an incomplete catalog")
-    require(closed_at_error, "candidate_closed_before_error", "candidate process still running when its error arrived")
-    return {"before_call": first, "refresh": reason, "candidate_closed_before_active_call": opener.closed,
-            "active_untouched_by_candidate": _sent(active) == frames_before,
+    frames_before = sent(active)
+    s = await _refused_refresh(make, active, opener, frames_before)
+    judge_rejected(s)
+    return {"before_call": first, "refresh": s.reason, "candidate_closed_before_active_call": opener.closed,
+            "active_untouched_by_candidate": sent(active) == frames_before,
             "saved_snapshot_unchanged": schema_lab.snapshot(saved) == before,
             "after_call": await schema_lab.call_outcome(active)}
 
@@ -211,10 +224,8 @@ def judge_eras(s: Scenario, found: dict, hints: dict) -> Verdict:
         return Verdict(s, True, "the probe passes")
     observed = [result[0] for result in failures.values()]
     _, key, failure, seen = next(iter(failures.values()))
-    if len(failures) == len(found) and len(set(observed)) == 1:
-        text = observed[0]
-    else:
-        text = "; ".join(f"{era}: {result[0]}" for era, result in failures.items())
+    same = len(failures) == len(found) and len(set(observed)) == 1
+    text = observed[0] if same else "; ".join(f"{era}: {result[0]}" for era, result in failures.items())
     return Verdict(replace(s, hint=hints.get(key, s.hint)), False, text, failure, seen)
 
 
@@ -227,8 +238,7 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
     if len(era_list) == 1:  # a card restricted to one era says so in its era column
         scenarios = [replace(s, era=era_list[0]) for s in scenarios]
     budget = budget or spec.get("budget_seconds", 30.0)
-    entries = {entry["name"]: entry for entry in spec["scenarios"]}
-    hints = spec["check_hints"]
+    entries, hints = {entry["name"]: entry for entry in spec["scenarios"]}, spec["check_hints"]
     student = without(student, spec.get("unavailable", ()))
 
     async def attempt(s: Scenario, entry: dict, era: str) -> None:
@@ -236,14 +246,14 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
         oracle = (entry["oracle"],) if "oracle" in entry else ()
         async with anyio.create_task_group() as tg:
             named = entry["candidate_fixture"]
-            fixtures = [_fixture(n) for n in ([named] if isinstance(named, str) else named)]
+            fixtures = [fixture(*n.split("/")) for n in ([named] if isinstance(named, str) else named)]
             opener = CandidateOpener(tg, fixtures=fixtures, server=s.server, era=era,
                                      lab_timeout=budget + 60, **schema_lab.BUDGET)
             try:
-                active_fixture = _fixture(entry.get("active_fixture", spec["active_fixture"]))
+                active_fixture = fixture(*entry.get("active_fixture", spec["active_fixture"]).split("/"))
                 async with connect("schema", fixture=active_fixture, era=era, lab_timeout=budget + 60,
                                    **schema_lab.BUDGET) as active:
-                    await _settled(active)
+                    await settled(active)
                     # A cancel scope, not fail_after: connect would report a TimeoutError as its own.
                     # The watchdog stops a context manager that never gives the event loop back.
                     with watched(budget) as watch, anyio.move_on_after(budget) as scope:

@@ -40,8 +40,57 @@ def tamper(cursor: str) -> str:
     return cursor + "x"
 
 
+def judge_page(kind: str, names: list[str], allowed: list[str]) -> None:
+    """Every name of a ``kind``/list page must be one its list may serve now."""
+    outside = [n for n in names if n not in allowed]
+    if outside:
+        raise Failed(WRONG_RESULT, f"{kind}/list served {outside[0]!r}, which is not in its list {allowed}")
+
+
+def judge_first_page(names: list[str], cursor: str | None) -> str:
+    """Page 1 of a catalog longer than a page has a next cursor (returned)."""
+    if cursor is None:
+        raise Failed(WRONG_RESULT, f"page 1 {names} has no next cursor: the catalog is paged in pages of "
+                                   "catalog.page_size")
+    return cursor
+
+
+def judge_same(first: tuple, again: tuple, label: str) -> None:
+    """The same page asked twice: the same names and the same next cursor."""
+    if first != again:
+        raise Failed(WRONG_RESULT, f"{label} asked twice: {first[0]} with next cursor {first[1]!r}, "
+                                   f"then {again[0]} with next cursor {again[1]!r}")
+
+
+def judge_refusal(answer: tuple | MCPError, label: str) -> str:
+    """A cursor the server must refuse: ``answer`` (a page's ``(names, next_cursor)`` or the
+    ``MCPError`` it got) must be -32602 with a message."""
+    if not isinstance(answer, MCPError):
+        names, next_cursor = answer
+        raise Failed(MISSING_REFUSAL, f"{label}: answered the page {names} (next cursor "
+                                      f"{'none' if next_cursor is None else 'given'}) instead of -32602")
+    if answer.error.code != types.INVALID_PARAMS or not answer.error.message.strip():
+        raise Failed(WRONG_REFUSAL, f"{label}: answered {error_line(answer)}, not -32602 with a message")
+    return error_line(answer)
+
+
+def judge_walk(walked, expected: list[str], min_pages: int, kind: str = "tools") -> str:
+    """The walker's catalog of a whole list (or the ``MCPError`` / ``CatalogError`` it ended with):
+    exactly ``expected``, in at least ``min_pages`` pages."""
+    if isinstance(walked, MCPError):
+        raise Failed(WRONG_REFUSAL, f"the walk was refused: {error_line(walked)}")
+    if isinstance(walked, CatalogError):
+        raise Failed(WRONG_RESULT, f"the walker refused the pages: {error_line(walked)}")
+    found = f"{'' if kind == 'tools' else kind + ' '}{walked.names} in pages {list(walked.page_sizes)}"
+    if walked.names != expected:
+        raise Failed(WRONG_RESULT, f"the walker read {found}")
+    if walked.pages < min_pages:
+        raise Failed(WRONG_RESULT, f"the walker read {found}: one page is not paging")
+    return f"the walker read {found}"
+
+
 class Pages:
-    """One row's requests, every answer checked against the names each list may serve now."""
+    """One row's requests on its lab, every answer judged against the names each list may serve now."""
 
     def __init__(self, asker: served.Asker, allowed: dict[str, list[str]]):
         self.asker, self.session, self.allowed = asker, asker.lab.session, allowed
@@ -51,51 +100,30 @@ class Pages:
         ask = self.session.list_tools if kind == "tools" else self.session.list_prompts
         result = await self.asker.ask(lambda: ask(params=params))
         names = [t.name for t in (result.tools if kind == "tools" else result.prompts)]
-        outside = [n for n in names if n not in self.allowed[kind]]
-        if outside:
-            raise Failed(WRONG_RESULT, f"{kind}/list served {outside[0]!r}, which is not in its list "
-                                       f"{self.allowed[kind]}")
+        judge_page(kind, names, self.allowed[kind])
         return names, result.next_cursor
 
     async def cursor_of_page_1(self, kind: str = "tools") -> str:
-        names, cursor = await self.page(None, kind)
-        if cursor is None:
-            raise Failed(WRONG_RESULT, f"page 1 {names} has no next cursor: the catalog is paged in "
-                                       f"pages of catalog.page_size")
-        return cursor
+        return judge_first_page(*await self.page(None, kind))
 
     async def twice(self, cursor: str | None, label: str) -> tuple[list[str], str | None]:
-        """Ask for the same page twice: both answers must be the same page and the same next cursor."""
         first, again = await self.page(cursor), await self.page(cursor)
-        if first != again:
-            raise Failed(WRONG_RESULT, f"{label} asked twice: {first[0]} with next cursor {first[1]!r}, "
-                                       f"then {again[0]} with next cursor {again[1]!r}")
+        judge_same(first, again, label)
         return first
 
     async def refused(self, cursor: str, label: str, kind: str = "tools") -> str:
-        """Ask ``kind``/list for ``cursor``; it must be refused with -32602 and a message."""
         try:
-            names, next_cursor = await self.page(cursor, kind)
+            answer = await self.page(cursor, kind)
         except MCPError as exc:
-            if exc.error.code == types.INVALID_PARAMS and exc.error.message.strip():
-                return error_line(exc)
-            raise Failed(WRONG_REFUSAL, f"{label}: answered {error_line(exc)}, not -32602 with a message")
-        raise Failed(MISSING_REFUSAL, f"{label}: answered the page {names} (next cursor "
-                                      f"{'none' if next_cursor is None else 'given'}) instead of -32602")
+            answer = exc
+        return judge_refusal(answer, label)
 
     async def walk(self, expected: list[str], min_pages: int, kind: str = "tools") -> str:
         try:
-            catalog = await self.asker.ask(lambda: walk(self.asker.lab, kind))
-        except MCPError as exc:
-            raise Failed(WRONG_REFUSAL, f"the walk was refused: {error_line(exc)}")
-        except CatalogError as exc:
-            raise Failed(WRONG_RESULT, f"the walker refused the pages: {error_line(exc)}")
-        found = f"{'' if kind == 'tools' else kind + ' '}{catalog.names} in pages {list(catalog.page_sizes)}"
-        if catalog.names != expected:
-            raise Failed(WRONG_RESULT, f"the walker read {found}")
-        if catalog.pages < min_pages:
-            raise Failed(WRONG_RESULT, f"the walker read {found}: one page is not paging")
-        return f"the walker read {found}"
+            walked = await self.asker.ask(lambda: walk(self.asker.lab, kind))
+        except (MCPError, CatalogError) as exc:
+            walked = exc
+        return judge_walk(walked, expected, min_pages, kind)
 
 
 def _lent(cursor: str | Failed, lender: str) -> str:

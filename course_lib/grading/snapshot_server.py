@@ -28,43 +28,42 @@ def texts_by_revision() -> dict[str, dict[str, str]]:
     return {rev: {short(uri).split("/", 1)[1]: text for uri, text in oracle[rev].items()} for rev in ("r1", "r2")}
 
 
-async def served_text(asker: served.Asker, uri: str, revision: str, oracle: dict) -> None:
-    """``uri`` must answer the fixed text of ``revision`` as text/plain."""
-    try:
-        result = await asker.ask(lambda: asker.lab.session.read_resource(uri), f"{short(uri)}: ")
-    except MCPError as exc:
-        raise Failed(WRONG_REFUSAL, f"{short(uri)}: answered {error_line(exc)}, not its {revision} text")
-    item = result.contents[0]
-    text, expected = getattr(item, "text", None), oracle[revision][uri]
-    if text != expected:
-        what = label(text, oracle) if isinstance(text, str) else "no"
-        raise Failed(WRONG_RESULT, f"{short(uri)}: answered the {what} text {text!r:.60}, not the fixed {revision} text")
-    if item.mime_type != "text/plain":
-        raise Failed(WRONG_RESULT, f"{short(uri)}: the right text as {item.mime_type}, not text/plain")
-
-
-async def refused(asker: served.Asker, uri: str, code: int, message: str | None, oracle: dict) -> None:
-    """``uri`` must get MCPError ``code`` (with exactly ``message`` when one is given)."""
-    try:
-        result = await asker.ask(lambda: asker.lab.session.read_resource(uri), f"{short(uri)}: ")
-    except MCPError as exc:
-        if exc.error.code != code or (message is not None and exc.error.message != message):
-            wanted = f"{code}" + (f" {message!r}" if message else "")
-            raise Failed(WRONG_REFUSAL, f"{short(uri)}: answered {error_line(exc)}, not {wanted}")
+def judge_read(expect: dict, uri: str, answer, oracle: dict) -> None:
+    """One read's answer (its ``ReadResourceResult``, or the ``MCPError`` it got) against the row's
+    ``expect``: the fixed text of ``expect["texts"]`` as text/plain, or MCPError ``expect["code"]``
+    (with exactly ``expect["message"]`` when one is given). A failure raises ``Failed``."""
+    if "texts" in expect:
+        revision = expect["texts"]
+        if isinstance(answer, MCPError):
+            raise Failed(WRONG_REFUSAL, f"{short(uri)}: answered {error_line(answer)}, not its {revision} text")
+        item = answer.contents[0]
+        text = getattr(item, "text", None)
+        if text != oracle[revision][uri]:
+            what = label(text, oracle) if isinstance(text, str) else "no"
+            raise Failed(WRONG_RESULT, f"{short(uri)}: answered the {what} text {text!r:.60}, "
+                                       f"not the fixed {revision} text")
+        if item.mime_type != "text/plain":
+            raise Failed(WRONG_RESULT, f"{short(uri)}: the right text as {item.mime_type}, not text/plain")
         return
-    text = getattr(result.contents[0], "text", "")
-    raise Failed(MISSING_REFUSAL, f"{short(uri)}: answered the {label(text, oracle)} text {text!r:.60} "
-                                  "instead of -32002")
+    code, message = expect["code"], expect.get("message")
+    if not isinstance(answer, MCPError):
+        text = getattr(answer.contents[0], "text", "")
+        raise Failed(MISSING_REFUSAL, f"{short(uri)}: answered the {label(text, oracle)} text {text!r:.60} "
+                                      "instead of -32002")
+    if answer.error.code != code or (message is not None and answer.error.message != message):
+        wanted = f"{code}" + (f" {message!r}" if message else "")
+        raise Failed(WRONG_REFUSAL, f"{short(uri)}: answered {error_line(answer)}, not {wanted}")
 
 
 async def ask_row(asker: served.Asker, row: dict) -> str:
     """One row on its lab: every read judged in turn; what was observed."""
     expect, oracle = row["expect"], load_oracle()
     for uri in row["reads"]:
-        if "texts" in expect:
-            await served_text(asker, uri, expect["texts"], oracle)
-        else:
-            await refused(asker, uri, expect["code"], expect.get("message"), oracle)
+        try:
+            answer = await asker.ask(lambda: asker.lab.session.read_resource(uri), f"{short(uri)}: ")
+        except MCPError as exc:
+            answer = exc
+        judge_read(expect, uri, answer, oracle)
     done = ", ".join(short(u) for u in row["reads"])
     if "texts" in expect:
         return f"{done}: the fixed {expect['texts']} texts, text/plain"
