@@ -20,12 +20,12 @@ NEED_PYTHON = v=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2
 
 .PHONY: lab instructor test check portable docs progress regen bench student slides slides-check presentation browser-check lock clean
 
-# The set-up also installs chapter 04's peers (Node.js MCP clients and servers) exactly as locked
+# The set-up also installs chapter 07's peers (Node.js MCP clients and servers) exactly as locked
 # in fixtures/peers/package-lock.json, with the npm of the pinned Node.js wheel: no global install;
 # the same step installs the slide decks' reveal.js, locked in fixtures/slides/package-lock.json.
 # And a second interpreter, .venv-sdk129, with mcp==1.29.0 (the source articles' version) pinned in
 # .ci/constraints-sdk129.txt: the chapters that compare SDK versions run a real 1.29.0 peer from it.
-# And .venv-servers, the real Python servers chapter 04 audits (and FastMCP), pinned in
+# And .venv-servers, the real Python servers chapter 07 audits (and FastMCP), pinned in
 # .ci/constraints-servers.txt.
 # An unsupported Python is refused before anything is installed; a .venv or .venv-sdk129 that a
 # failed or older set-up left unusable is rebuilt; the stamp is written only when all of it worked.

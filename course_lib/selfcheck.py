@@ -1,4 +1,4 @@
-"""Self-check questions at the end of a chapter: ``selfcheck.ask("08")``.
+"""Self-check questions at the end of a chapter: ``selfcheck.ask("04")``.
 
 Each chapter has 3–5 short questions on what its own cells measured. They are written by hand
 in ``fixtures/selfcheck/NN.json``: the question, its choices, the answer (one of the choices),
@@ -11,8 +11,15 @@ callback (no task is scheduled): right, with what the cell showed, or not this o
 section to read again. What a saved notebook, the student copy and the slides show is the
 widget's still (see ``widgets.FirstState``): the questions and their choices, never the answers.
 
+A question marked ``"transfer": true`` asks about a case the chapter did not show (predict what
+it does, or what your server should answer); its ``where`` names a section after the question,
+whose cells (tagged ``reveal``) run that case: the student copy keeps their code without their
+outputs, so the student predicts, clicks, then runs them. At least half of a chapter's questions
+are transfer questions, and each has three or more choices.
+
 ``answers`` is the instructor's view, in a cell tagged ``answers`` that the student copy and
-the slides leave out (``tooling.student_copy.dropped``).
+the slides leave out (``tooling.student_copy.dropped``); it answers only in the instructor copy
+(a kernel started in ``notebooks/``), never in a student's copy.
 """
 from __future__ import annotations
 
@@ -20,12 +27,13 @@ import html
 import json
 import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 
 import ipywidgets as W
 
 from course_lib.display import Table
 from course_lib.errors import CourseError
-from course_lib.paths import FIXTURES
+from course_lib.paths import FIXTURES, NOTEBOOKS
 from course_lib.widgets import FirstState
 
 FOLDER = FIXTURES / "selfcheck"
@@ -48,6 +56,7 @@ class Question:
     where: str      # the heading of the section whose cell shows the answer
     why: str        # what that cell's output shows, in one sentence
     evidence: str   # a piece of that cell's stored output
+    transfer: bool = False  # a case the chapter did not show, run after the question
 
 
 def load(chapter: str) -> list[Question]:
@@ -56,7 +65,8 @@ def load(chapter: str) -> list[Question]:
     path = FOLDER / f"{chapter}.json"
     try:
         spec = json.loads(path.read_text(encoding="utf-8"))
-        questions = [Question(q["question"], tuple(q["choices"]), q["answer"], q["where"], q["why"], q["evidence"])
+        questions = [Question(q["question"], tuple(q["choices"]), q["answer"], q["where"], q["why"], q["evidence"],
+                              bool(q.get("transfer", False)))
                      for q in spec["questions"]]
     except FileNotFoundError:
         raise SelfCheckError(f"no self-check for chapter {chapter!r}: {path.name} is not in fixtures/selfcheck") from None
@@ -152,7 +162,11 @@ def ask(chapter: str) -> SelfCheck:
 
 
 def answers(chapter: str) -> Table:
-    """The instructor's view: each question's answer and the section that shows it."""
+    """The instructor's view: each question's answer and the section that shows it. Only in the
+    instructor copy: a kernel whose working folder is not ``notebooks/`` gets a SelfCheckError."""
+    if Path.cwd().resolve() != NOTEBOOKS.resolve():
+        raise SelfCheckError("the answers are shown in the instructor copy only: in your copy, click an answer "
+                             "and the self-check says right or wrong")
     return Table(["#", "answer", "shown under"],
                  [[n, q.answer, q.where] for n, q in enumerate(load(chapter), 1)],
                  f"Answers of chapter {chapter}'s self-check (instructor copy only)")

@@ -1,4 +1,4 @@
-"""Helpers of the stateless-era chapters (2026-07-28), used by ``11_stateless_cache``: listings
+"""Helpers of the stateless-era chapters (2026-07-28), used by ``09_stateless_cache``: listings
 through the Client's response cache, cache keys a student can read, request-state tampering, a
 hand-driven input loop, and the production checklist with the chapter that shows each item.
 """
@@ -134,45 +134,45 @@ NOT_SHOWN = "not shown in this course"
 CHECKLIST = (
     ("Authorise every call", "remote tokens: check audience, scope, expiry and signature", NOT_SHOWN),
     ("Authorise every call", "partition the cache by principal; share_public only for public results",
-     "11_stateless_cache (cache partitions)"),
+     "09_stateless_cache (cache partitions)"),
     ("Authorise every call", "request_state is bound to its call by an HMAC; a client cannot edit it",
-     "11_stateless_cache (request_state)"),
+     "09_stateless_cache (request_state)"),
     ("Least privilege and approval", "a charge happens only after an input_required approval round",
-     "11_stateless_cache (input_required)"),
+     "09_stateless_cache (input_required)"),
     ("Least privilege and approval", "resources are served from an allowlist, never by path arithmetic",
-     "08_resources_and_uris"),
+     "04_resources_and_uris"),
     ("Untrusted input", "check arguments in the handler; an input schema is only a contract",
-     "05_stateless_wire (input schema)"),
+     "08_stateless_wire (input schema)"),
     ("Untrusted input", "cursors are opaque and verified; forged, expired, foreign: -32602",
-     "03_paginating_server (signed cursors)"),
+     "06_paginating_server (signed cursors)"),
     ("Untrusted input", "resource URIs arrive in odd spellings; match them exactly",
-     "08_resources_and_uris"),
+     "04_resources_and_uris"),
     ("Untrusted output", "adopt only complete, valid listings; a rejected refresh changes nothing",
-     "06_schema_cache"),
+     "03_schema_cache"),
     ("Untrusted output", "exceptions: sanitised -32603 at 2026-07-28, leaked with code 0 on legacy",
-     "05_stateless_wire (error shapes)"),
+     "08_stateless_wire (error shapes)"),
     ("Transport", "HTTP: refuse a foreign Origin or Host; bind to 127.0.0.1 when local",
-     "05_stateless_wire (stdio or HTTP)"),
+     "08_stateless_wire (stdio or HTTP)"),
     ("Transport", "HTTP: TLS for every remote server", NOT_SHOWN),
     ("Limits and timeouts", "page and item budgets end every walk",
      "01_pagination (budgets), 02_cursor_failures (budgets)"),
     ("Limits and timeouts", "input_required rounds are capped (input_required_max_rounds)",
-     "11_stateless_cache (input_required)"),
+     "09_stateless_cache (input_required)"),
     ("Limits and timeouts", "every lab has a request and a lab budget; no server outlives its lab",
      "00_orientation"),
     ("Limits and timeouts", "rate and concurrency limits per caller", NOT_SHOWN),
     ("Supply chain", "pinned dependencies: expectations refuse another SDK version",
-     "09_envelope_client (sdk_version)"),
+     "08_stateless_wire (sdk_version)"),
     ("Audit", "the wire transcript of every lab, both directions, in order",
-     "00_orientation, 05_stateless_wire"),
+     "00_orientation, 08_stateless_wire"),
     ("Audit", "server-side request audits compared exactly with fixed expectations",
-     "06_schema_cache, 10_snapshot_bundles"),
+     "03_schema_cache, 05_snapshot_bundles"),
     ("Recovery", "idempotency keys, so a retried call with side effects acts once", NOT_SHOWN),
 )
 
 
 def _chapter_numbers(lab: str) -> str:
-    """``11_stateless_cache (request_state)`` -> ``10 (request_state)``: short enough for a slide."""
+    """``09_stateless_cache (request_state)`` -> ``10 (request_state)``: short enough for a slide."""
     return re.sub(r"\b(\d\d)_[a-z0-9_]+", r"\1", lab)
 
 

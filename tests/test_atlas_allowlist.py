@@ -74,7 +74,7 @@ async def test_every_row_on_a_real_atlas_server(library, era, tmp_path):
 
 
 def test_every_row_on_the_chapters_reference_check():
-    is_allowed = reference_solution("08_resources_and_uris.ipynb", "reference_is_served")
+    is_allowed = reference_solution("04_resources_and_uris.ipynb", "reference_is_served")
     wrong = [f"row {row['name']!r}" for row in rows_of("chapter") if is_allowed(row["uri"]) != ("allowed" in row["expect"])]
     assert not wrong, "\n".join(wrong)
 
@@ -85,7 +85,7 @@ def chapter_rows(source_contains: str) -> list[dict[str, str]]:
     from course_lib.paths import NOTEBOOKS
     from course_lib.tooling.regen import stored_rows
 
-    return stored_rows(NOTEBOOKS / "08_resources_and_uris.ipynb", source_contains)
+    return stored_rows(NOTEBOOKS / "04_resources_and_uris.ipynb", source_contains)
 
 
 EXPECTED = json.loads(fixture("atlas", "expected.json").read_text(encoding="utf-8"))

@@ -105,7 +105,7 @@ def test_drift_check_catches_a_drifted_yml(edit, expected):
     assert any(expected in p for p in problems), problems
 
 
-# -- chapter 04's peers: Node.js from the pinned wheel, the npm packages from the committed lock --
+# -- chapter 07's peers: Node.js from the pinned wheel, the npm packages from the committed lock --
 
 def _peers():
     from course_lib.chapters import peers_lab

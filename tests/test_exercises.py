@@ -24,16 +24,16 @@ from course_lib.tooling.student_copy import tags
 EXERCISES = {
     "01_pagination": ("my_walk", "grade_walker"),
     "02_cursor_failures": ("my_restarting_walk", "grade_walker"),
-    "03_paginating_server": ("my_page", "grade_paging_server"),
-    "04_real_software": ("my_prediction", "grade_prediction"),
-    "06_schema_cache": ("my_tool_result", "grade_tool_result"),
-    "07_schema_cache_sdk_2_3": ("my_retrying_candidate", "grade_candidate"),
-    "08_resources_and_uris": ("my_read_resource", "grade_read_handler"),
-    "09_envelope_client": ("my_check_reply", "grade_envelope"),
-    "10_snapshot_bundles": [("my_acquire", "grade_bundles"), ("my_read", "grade_snapshot_server")],
-    "05_stateless_wire": ("my_call_tool", "grade_checked_tools"),
-    "11_stateless_cache": ("my_sealer", "grade_sealed_state"),
-    "12_capstone": ("MyClient", "grade_capstone"),
+    "06_paginating_server": ("my_page", "grade_paging_server"),
+    "07_real_software": ("my_prediction", "grade_prediction"),
+    "03_schema_cache": ("my_tool_result", "grade_tool_result"),
+    "03_schema_cache": ("my_retrying_candidate", "grade_candidate"),
+    "04_resources_and_uris": ("my_read_resource", "grade_read_handler"),
+    "08_stateless_wire": ("my_check_reply", "grade_envelope"),
+    "05_snapshot_bundles": [("my_acquire", "grade_bundles"), ("my_read", "grade_snapshot_server")],
+    "08_stateless_wire": ("my_call_tool", "grade_checked_tools"),
+    "09_stateless_cache": ("my_sealer", "grade_sealed_state"),
+    "10_capstone": ("MyClient", "grade_capstone"),
 }
 
 

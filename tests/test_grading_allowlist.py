@@ -34,7 +34,7 @@ def reference(tmp_path):
     """The hidden solution, run from a file so that the grader can read its source for the child."""
     import nbformat
 
-    nb = nbformat.read(NOTEBOOKS / "08_resources_and_uris.ipynb", as_version=4)
+    nb = nbformat.read(NOTEBOOKS / "04_resources_and_uris.ipynb", as_version=4)
     lines = [line for source in solution_sources(nb) for line in source.splitlines() if not line.startswith("await ")]
     path = tmp_path / "solution.py"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The bundle reader's judges (chapter 10, the capstone's ``bundle()``) on recorded wires, in-process:
+"""The bundle reader's judges (chapter 05, the capstone's ``bundle()``) on recorded wires, in-process:
 the requests and answers are real ``labs.Wire`` frames, the rows those of ``fixtures/grading/bundles.json``,
 the texts of r1 and r2 the fixed oracle (``fixtures/snapshot/expected.json``)."""
 import json

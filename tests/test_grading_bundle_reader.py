@@ -1,4 +1,4 @@
-"""Chapter 10's bundle grader: a correct reader passes, one known-wrong reader per failure kind fails at
+"""Chapter 05's bundle grader: a correct reader passes, one known-wrong reader per failure kind fails at
 its scenario (the judges' decisions on every other wrong reader: ``test_grading_bundle_judges_unit.py``).
 
 The reference solution is graded by its notebook's check cell (nbval), not again here."""
@@ -26,7 +26,7 @@ UNAVAILABLE = "recovery also unavailable"
 INCOMPLETE = "recovery manifest incomplete"
 ALL = [MIXED, PUBLISHED, RETIRED, EXPIRED, CHANGED, BETWEEN, CHANGED_BETWEEN, BEFORE_PROMPT, AFTER_PROMPT,
        CACHED, UNAVAILABLE, INCOMPLETE]
-CHAPTER = "10_snapshot_bundles.ipynb"
+CHAPTER = "05_snapshot_bundles.ipynb"
 
 
 def unavailable(exc: MCPError) -> bool:

@@ -11,7 +11,7 @@ from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
 
-NOTEBOOK = "07_schema_cache_sdk_2_3.ipynb"
+NOTEBOOK = "03_schema_cache.ipynb"
 
 
 @asynccontextmanager

@@ -95,8 +95,8 @@ UNAVAILABLE = "bundle: r2 unavailable too"
 CAPSTONE = [COMBINED, POISONED, ENDLESS, STALE, READ, EXPIRES, UNAVAILABLE]
 
 
-CHAPTER_8_READER = yours("10_snapshot_bundles", "reference_my_acquire")
-AUDIT = "audit: my_page (chapter 03)"
+CHAPTER_8_READER = yours("05_snapshot_bundles", "reference_my_acquire")
+AUDIT = "audit: my_page (chapter 06)"
 
 
 class Starter:
@@ -155,7 +155,7 @@ class SessionClient:
         return (await self.lab.client.read_resource(uri, cache_mode="bypass")).contents[0].text
 
     async def bundle(self):
-        return await CHAPTER_8_READER(self.lab)  # chapter 10's reference reader: bundles.acquire is unavailable
+        return await CHAPTER_8_READER(self.lab)  # chapter 05's reference reader: bundles.acquire is unavailable
 
 
 async def listed(lab):

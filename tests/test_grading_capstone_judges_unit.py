@@ -1,7 +1,7 @@
 """The capstone's judges of ``refresh`` and ``read`` on recorded outcomes, in-process: the rows of
 ``fixtures/grading/capstone.json``, the state a refresh left behind as ``_run_refresh`` records it, the
 reads that reached the server, and the documents' texts of ``fixtures/atlas/documents.json``.
-(``bundle()`` is judged by chapter 10's judges: ``test_grading_bundle_judges_unit.py``.)"""
+(``bundle()`` is judged by chapter 05's judges: ``test_grading_bundle_judges_unit.py``.)"""
 import pytest
 from mcp import MCPError
 

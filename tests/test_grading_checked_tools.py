@@ -1,4 +1,4 @@
-"""The exercise of 05_stateless_wire: ``my_call_tool(name, arguments, catalog)`` as the ``tools/call``
+"""The exercise of 08_stateless_wire: ``my_call_tool(name, arguments, catalog)`` as the ``tools/call``
 handler of a real stdio server. The reference passes every row in both eras, the starter scores 0,
 known-wrong handlers fail at their named rows (one per kind of failure), and the audit's own tool
 probes agree with the rows."""
@@ -27,7 +27,7 @@ AUDIT = "the audit's tool probes"
 
 def reference(tmp_path):
     """``reference_my_call_tool`` as the chapter's hidden solution defines it, from a real file."""
-    nb = nbformat.read(NOTEBOOKS / "05_stateless_wire.ipynb", as_version=4)
+    nb = nbformat.read(NOTEBOOKS / "08_stateless_wire.ipynb", as_version=4)
     tree = ast.parse("\n".join(solution_sources(nb)))
     tree.body = [node for node in tree.body if not any(isinstance(n, ast.Await) for n in ast.walk(node))]
     path = tmp_path / "chapter_reference.py"

@@ -16,7 +16,7 @@ from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
 
-NOTEBOOK = "09_envelope_client.ipynb"
+NOTEBOOK = "08_stateless_wire.ipynb"
 LIMIT = 10  # seconds of waiting on a line: more than the budget given to the hanging checker
 
 

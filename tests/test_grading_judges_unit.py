@@ -136,4 +136,4 @@ async def test_every_card_a_grader_hands_out_reaches_the_hooks_with_its_chapter_
         card = await grade_read_handler(len, only=rows, eras=["legacy"])  # no source: no server starts
     finally:
         HOOKS.pop()
-    assert seen == [("08_resources_and_uris", "read_handler", card.score, 3)]
+    assert seen == [("04_resources_and_uris", "read_handler", card.score, 3)]

@@ -1,4 +1,4 @@
-"""The exercise of 03_paginating_server: the reference passes every row, the starter scores 0, and
+"""The exercise of 06_paginating_server: the reference passes every row, the starter scores 0, and
 known-wrong page functions fail at their named rows, judged on the wire of real stdio servers."""
 import ast
 import base64
@@ -28,7 +28,7 @@ ROWS = [s["name"] for s in load_battery("paging_server")[2]["scenarios"]]
 def reference(tmp_path):
     """``reference_my_page`` exactly as the chapter's hidden solution defines it, from a real file:
     the grader copies a function by its source, which code run by ``exec`` does not have."""
-    nb = nbformat.read(NOTEBOOKS / "03_paginating_server.ipynb", as_version=4)
+    nb = nbformat.read(NOTEBOOKS / "06_paginating_server.ipynb", as_version=4)
     tree = ast.parse("\n".join(solution_sources(nb)))
     tree.body = [node for node in tree.body if not any(isinstance(n, ast.Await) for n in ast.walk(node))]
     path = tmp_path / "chapter_reference.py"
@@ -109,7 +109,7 @@ def crashes_on_garbage(cursor, catalog):
 
 def chapter_page(tmp_path):
     """The chapter's own signed-cursor ``page()``: its server texts MINT, REFUSE and READ, copied as they are."""
-    nb = nbformat.read(NOTEBOOKS / "03_paginating_server.ipynb", as_version=4)
+    nb = nbformat.read(NOTEBOOKS / "06_paginating_server.ipynb", as_version=4)
     texts = {}
     for cell in nb.cells:
         for node in ast.parse(cell.source).body if cell.cell_type == "code" else ():

@@ -1,4 +1,4 @@
-"""Chapter 04's prediction judge, in-process: the measured cells are the hand-written
+"""Chapter 07's prediction judge, in-process: the measured cells are the hand-written
 ``fixtures/peers/prediction.json``. The live runs are held to it by the chapter itself: its hidden
 reference prediction is that fixture (below), and strict nbval holds the reference's full-marks
 card, measured live, in the chapter's committed output."""
@@ -39,7 +39,7 @@ def with_cell(client, mode, cell):
 
 def reference_prediction() -> dict:
     """What the chapter's hidden reference ``reference_my_prediction()`` returns (its def alone)."""
-    nb = nbformat.read(NOTEBOOKS / "04_real_software.ipynb", as_version=4)
+    nb = nbformat.read(NOTEBOOKS / "07_real_software.ipynb", as_version=4)
     (cell,) = [c for c in nb.cells if "solution" in tags(c) and "reference_my_prediction" in c.source]
     (func,) = [n for n in ast.parse(cell.source).body if isinstance(n, ast.FunctionDef)]
     space: dict = {}
@@ -61,7 +61,7 @@ def test_the_battery_has_a_row_per_client_and_a_column_per_measured_mode():
 
 
 def test_every_hint_names_a_heading_of_the_chapter():
-    nb = nbformat.read(NOTEBOOKS / "04_real_software.ipynb", as_version=4)
+    nb = nbformat.read(NOTEBOOKS / "07_real_software.ipynb", as_version=4)
     headings = {line.lstrip("#").strip() for c in nb.cells if c.cell_type == "markdown"
                 for line in c.source.splitlines() if line.startswith("#")}
     for s in SCENARIOS:

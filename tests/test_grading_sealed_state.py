@@ -1,4 +1,4 @@
-"""The exercise of 11_stateless_cache: ``my_sealer(key) -> (seal, unseal)`` as the codec of a real
+"""The exercise of 09_stateless_cache: ``my_sealer(key) -> (seal, unseal)`` as the codec of a real
 ``modern`` server. The reference passes every row, the starter scores 0, and known-wrong sealers
 fail at their named rows (one per kind of failure), judged on the wire."""
 import ast
@@ -28,7 +28,7 @@ ROWS = [s.name for s in SCENARIOS]
 
 def reference(tmp_path):
     """``reference_my_sealer`` as the chapter's hidden solution defines it, from a real file."""
-    nb = nbformat.read(NOTEBOOKS / "11_stateless_cache.ipynb", as_version=4)
+    nb = nbformat.read(NOTEBOOKS / "09_stateless_cache.ipynb", as_version=4)
     tree = ast.parse("\n".join(solution_sources(nb)))
     tree.body = [node for node in tree.body if not any(isinstance(n, ast.Await) for n in ast.walk(node))]
     path = tmp_path / "chapter_reference.py"

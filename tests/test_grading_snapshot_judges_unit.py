@@ -1,4 +1,4 @@
-"""Chapter 10's server judge on recorded answers, in-process (no server): each rule of a read fails
+"""Chapter 05's server judge on recorded answers, in-process (no server): each rule of a read fails
 each kind of wrong answer. The texts are the fixed oracle (``fixtures/snapshot/expected.json``);
 the expectations are written by hand in the shape of ``fixtures/grading/snapshot_server.json``."""
 import mcp_types as types

@@ -1,4 +1,4 @@
-"""The server exercise of 10_snapshot_bundles: the reference passes every row in both eras, the
+"""The server exercise of 05_snapshot_bundles: the reference passes every row in both eras, the
 starter scores 0, and known-wrong read functions (one per failure kind, and one per rule's corner)
 fail at their named rows, judged on the wire of real stdio servers."""
 import ast
@@ -24,7 +24,7 @@ ALL = {"r1 pinned, r2 current", "r2 pinned", "URIs it never served", "r1 dropped
 
 def reference(tmp_path):
     """``reference_my_read`` exactly as the chapter's hidden solution defines it, from a real file."""
-    nb = nbformat.read(NOTEBOOKS / "10_snapshot_bundles.ipynb", as_version=4)
+    nb = nbformat.read(NOTEBOOKS / "05_snapshot_bundles.ipynb", as_version=4)
     tree = ast.parse("\n".join(solution_sources(nb)))
     tree.body = [node for node in tree.body if not any(isinstance(n, ast.Await) for n in ast.walk(node))]
     path = tmp_path / "chapter_reference.py"

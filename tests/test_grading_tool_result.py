@@ -1,4 +1,4 @@
-"""The exercise of 06_schema_cache: the reference passes every row in both eras, the starter scores
+"""The exercise of 03_schema_cache: the reference passes every row in both eras, the starter scores
 0, and one known-wrong result function per failure kind fails at its named row, judged on the
 reply frames of real stdio servers."""
 import ast
@@ -25,7 +25,7 @@ LEGACY = ["legacy"]
 
 def reference(tmp_path):
     """``reference_my_tool_result`` exactly as the chapter's hidden solution defines it, from a file."""
-    nb = nbformat.read(NOTEBOOKS / "06_schema_cache.ipynb", as_version=4)
+    nb = nbformat.read(NOTEBOOKS / "03_schema_cache.ipynb", as_version=4)
     tree = ast.parse("\n".join(solution_sources(nb)))
     tree.body = [node for node in tree.body if not any(isinstance(n, ast.Await) for n in ast.walk(node))]
     path = tmp_path / "chapter_reference.py"

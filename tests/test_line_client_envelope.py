@@ -20,7 +20,7 @@ pytestmark = pytest.mark.anyio
 
 ORACLE = json.loads(fixture("atlas", "envelope_controls.json").read_text(encoding="utf-8"))
 REPLAYS = [(row, mode) for row in ORACLE["replays"] for mode in ORACLE["modes"]]
-CHAPTER = NOTEBOOKS / "09_envelope_client.ipynb"
+CHAPTER = NOTEBOOKS / "08_stateless_wire.ipynb"
 
 
 def chapter_rows(cell: str) -> list[dict[str, str]]:

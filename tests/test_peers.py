@@ -1,4 +1,4 @@
-"""Chapter 04's peers: the stored tables hold to fixtures/peers/expected.json, and every pinned
+"""Chapter 07's peers: the stored tables hold to fixtures/peers/expected.json, and every pinned
 outside client lists every course server (both eras where it supports them): the catalog and
 the atlas in the chapter's own table, the other servers here.
 
@@ -15,7 +15,7 @@ import pytest
 from course_lib.chapters import peers_lab
 from course_lib.paths import FIXTURES, NOTEBOOKS
 
-CHAPTER = NOTEBOOKS / "04_real_software.ipynb"
+CHAPTER = NOTEBOOKS / "07_real_software.ipynb"
 EXPECTED = json.loads((FIXTURES / "peers" / "expected.json").read_text())
 TITLES = {title: key for key, (title, _) in peers_lab.QUESTIONS.items()} | {"Who speaks 2026-07-28?": "era"}
 
@@ -192,7 +192,7 @@ COURSE_SERVERS = [
     ("shelf", None, None, "resources"),
     ("snapshot", None, None, "resources"),
 ]
-# What chapter 04 already runs: its "Who reads past page 1?" table lists the catalog (normal) and
+# What chapter 07 already runs: its "Who reads past page 1?" table lists the catalog (normal) and
 # the atlas with every peer in every era, and strict nbval holds each cell to its stored output.
 IN_THE_CHAPTER = {"catalog": "normal", "atlas": "atlas"}
 

@@ -26,7 +26,7 @@ SLEEPER = [sys.executable, "-c", "import time; time.sleep(600)"]
 # Started in a new session, prints the pid of a sleeper it starts with a clean environment.
 PARENT = [sys.executable, "-c", "import subprocess, sys; p = subprocess.Popen(%r, env={}, "
           "stdout=subprocess.DEVNULL); print(p.pid, flush=True); sys.stdin.read()" % (SLEEPER,)]
-CHAPTERS = ("00_orientation.ipynb", "13_hostile_servers.ipynb")
+CHAPTERS = ("00_orientation.ipynb", "11_hostile_servers.ipynb")
 # What an outer pytest run passes down that the nested run must choose for itself.
 OUTER_ONLY = ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_ADDOPTS", "COURSE_LAB_RUN",
               "COURSE_FORKSERVER")

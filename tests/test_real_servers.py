@@ -1,8 +1,8 @@
-"""The pinned real servers of chapter 04 under the audit.
+"""The pinned real servers of chapter 07 under the audit.
 
 Each server's card equals its expected card, written by hand in ``fixtures/audit/real/NAME.json``
 before the run, in each era: no crash (every audit returns a report), no process left over (the
-report's own sweep and the run's leak check). ``auto`` is chapter 04's own run: its cell audits every
+report's own sweep and the run's leak check). ``auto`` is chapter 07's own run: its cell audits every
 server in ``auto`` against the same cards (``real_cards.fixtures_table``), and strict nbval fails
 when a card differs, when a process is left over (``exit.leftovers`` is a line of the card) or when
 ``auto`` lands in another era (the card's lines are that era's). That run checks the era ``auto``
@@ -24,9 +24,9 @@ from course_lib.protocol import AUTO, LEGACY, MODERN_VERSION
 from course_lib.grading.runner import lab_servers
 from course_lib.paths import NOTEBOOKS
 
-CHAPTER = NOTEBOOKS / "04_real_software.ipynb"
+CHAPTER = NOTEBOOKS / "07_real_software.ipynb"
 CARDS = {path.stem: json.loads(path.read_text()) for path in sorted(real_cards.CARDS_DIR.glob("*.json"))}
-ERAS = (LEGACY, MODERN_VERSION)  # and AUTO: chapter 04's cell (see the docstring)
+ERAS = (LEGACY, MODERN_VERSION)  # and AUTO: chapter 07's cell (see the docstring)
 AT_ONCE = 2  # audits side by side (each runs up to three probes at a time)
 expected = real_cards.expected_lines
 
@@ -81,7 +81,7 @@ def test_every_real_server_audits_to_its_card_in_the_era_auto_leaves_to_this_fil
 
 
 def test_the_chapter_audits_every_real_server_in_auto():
-    """What this file leaves to chapter 04: a cell that audits every real server in ``auto`` (the
+    """What this file leaves to chapter 07: a cell that audits every real server in ``auto`` (the
     default of ``real_cards.audited``), whose stored table, which strict nbval re-checks, says
     that every card equals its fixture."""
     assert inspect.signature(real_cards.audited).parameters["era"].default == AUTO

@@ -118,7 +118,7 @@ async def test_probes_pass_on_the_real_code():
 def stored_mutant_outcomes(part: str) -> dict[str, dict[str, str]]:
     """Chapter 7's stored verdicts for ``MUTANTS[part]``: the cell prints the table, a blank
     line, then two lines a mutant (``name:`` and the indented failure its probe reported)."""
-    text = stored_text(NOTEBOOKS / "07_schema_cache_sdk_2_3.ipynb", f"for m in schema_lab.{part}]")
+    text = stored_text(NOTEBOOKS / "03_schema_cache.ipynb", f"for m in schema_lab.{part}]")
     table, failures = text.rstrip("\n").split("\n\n")
     lines = failures.splitlines()
     seen = {name.removesuffix(":"): detail.strip() for name, detail in zip(lines[::2], lines[1::2])}
@@ -160,7 +160,7 @@ def test_broken_mutants_are_not_kills():
     with pytest.raises(negative.BadMutant, match="its definition does not compile"):
         negative.run_mutant(broken(Binding("walk"), "def walk(:"))
     # A mutant whose copy does not even import is reported, not counted: chapter 7 runs one.
-    stored = stored_text(NOTEBOOKS / "07_schema_cache_sdk_2_3.ipynb", '"import_error"')
+    stored = stored_text(NOTEBOOKS / "03_schema_cache.ipynb", '"import_error"')
     assert stored.startswith("verdict: not_a_kill\nerror: ImportError: cannot import name 'no_such_name'"), stored
 
 

@@ -5,7 +5,9 @@ mode, rule, fixture, regression test, checklist entry or claim of an article, wi
 chapter and the cell id that runs it, and a short ``evidence`` string (required) that the
 cell's source or stored output must contain. An item the course deliberately does not run
 carries a ``label`` that says why instead of a cell; an item nobody runs yet carries ``gap``
-(the chapter it belongs in) and fails here until a cell takes it over.
+(the chapter it belongs in) and fails here until a cell takes it over. An item whose proof is about
+the course's own library rather than the lesson lives in the test suite instead: it names ``test``
+(``tests/FILE.py::test_name``) and its ``evidence`` is a string of that test function's source.
 
 Only the committed notebooks are read; nbval re-executes them, so a stored output is the
 output. The table of ``docs/source-articles.md`` is generated from the fixture (``make docs``,
@@ -49,6 +51,18 @@ def notebook(name: str):
     return _notebooks[name]
 
 
+def function_source(path: Path, name: str) -> str | None:
+    """The source of the module-level test function ``name`` in ``path`` (None when there is none)."""
+    import ast
+    if not path.is_file() or not name.startswith("test"):
+        return None
+    text = path.read_text(encoding="utf-8")
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return ast.get_source_segment(text, node)
+    return None
+
+
 def markdown_table(items: list[dict] | None = None) -> str:
     """The page's table: article | item | chapter cell (or why the course does not run it)."""
     return docs.seed_table(ITEMS if items is None else items)
@@ -63,7 +77,12 @@ def test_the_fixture_is_well_formed():
             assert isinstance(x.get(key), str) and x[key].strip(), f"{x.get('id')}: no {key}"
         assert x["article"] in ARTICLES, f"{x['id']}: unknown article {x['article']!r}"
         assert re.fullmatch(rf"a{x['article']}-\d\d", x["id"]), f"{x['id']}: id must be aNN-NN"
-        if x.get("cell") is None:
+        if x.get("test") is not None:
+            assert "cell" not in x and "notebook" not in x and "label" not in x, \
+                f"{x['id']}: an item held by a test names no cell and no label"
+            assert isinstance(x.get("evidence"), str) and x["evidence"].strip(), \
+                f"{x['id']}: an item held by a test needs an evidence string"
+        elif x.get("cell") is None:
             assert isinstance(x.get("label"), str) and x["label"].strip(), \
                 f"{x['id']}: an item without a cell needs a label that says why"
             assert "notebook" not in x and "evidence" not in x, f"{x['id']}: label items name no cell"
@@ -78,6 +97,12 @@ def test_the_fixture_is_well_formed():
 def test_the_item_runs_in_its_cell(item):
     if item.get("gap"):
         pytest.fail(f"{item['id']} is run by no cell yet; it belongs in {item['gap']}: {item['item']}")
+    if item.get("test") is not None:
+        path, _, name = item["test"].partition("::")
+        source = function_source(ROOT / path, name)
+        assert source is not None, f"{item['id']}: {path} has no test function {name!r}"
+        assert item["evidence"] in source, f"{item['id']}: {item['test']} does not contain {item['evidence']!r}"
+        return
     if item.get("cell") is None:
         return  # deliberately not run; the label (checked above) says why
     nb = notebook(item["notebook"])
@@ -108,7 +133,7 @@ def test_the_table_names_every_item_once():
     lines = markdown_table().splitlines()[2:]
     assert len(lines) == len(ITEMS)
     for line, x in zip(lines, ITEMS):
-        assert line.startswith(f"| {x['article']} | ") and (x.get("cell") or "not") in line
+        assert line.startswith(f"| {x['article']} | ") and (x.get("cell") or x.get("test") or "not") in line
 
 
 if __name__ == "__main__":

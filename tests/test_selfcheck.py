@@ -15,7 +15,7 @@ from course_lib import selfcheck
 from course_lib.paths import NOTEBOOKS
 from course_lib.tooling import slides
 from course_lib.tooling.regen import cell_text, stored_rows
-from course_lib.tooling.student_copy import ANSWERS, generate, tags
+from course_lib.tooling.student_copy import ANSWERS, REVEAL, generate, tags
 
 CHAPTERS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 NUMBERS = [p.name[:2] for p in CHAPTERS]
@@ -72,10 +72,30 @@ def test_three_to_five_questions_each_answer_one_of_its_choices(path):
 
 @chapter
 def test_each_answer_is_shown_by_a_stored_output_of_the_section_it_names(path):
-    found = sections(nbformat.read(path, as_version=4))
+    nb = nbformat.read(path, as_version=4)
+    found = sections(nb)
+    (ask,), _ = the_cells(nb, path.name[:2])
+    after = sections(nbformat.from_dict(dict(nb, cells=nb.cells[nb.cells.index(ask) + 1:])))
     for q in selfcheck.load(path.name[:2]):
         assert q.where in found, f"no heading {q.where!r}"
         assert any(words(q.evidence) in text for text in found[q.where]), (q.where, q.evidence)
+        # a transfer question is answered by a case run after it, never by a cell above it
+        assert (q.where in after) == q.transfer, (q.where, q.transfer)
+
+
+@chapter
+def test_at_least_half_of_the_questions_ask_for_transfer_and_none_has_two_choices(path):
+    questions = selfcheck.load(path.name[:2])
+    assert 2 * sum(q.transfer for q in questions) >= len(questions)
+    assert min(len(q.choices) for q in questions) >= 3
+
+
+def test_the_answers_are_given_in_the_instructor_copy_only(tmp_path, monkeypatch):
+    monkeypatch.chdir(NOTEBOOKS)
+    assert selfcheck.answers("01").rows
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(selfcheck.SelfCheckError, match="instructor copy only"):
+        selfcheck.answers("01")
 
 
 def test_a_broken_question_file_is_refused_by_name(tmp_path, monkeypatch):
@@ -158,7 +178,11 @@ def test_each_chapter_asks_near_its_end_and_stores_the_still(path):
     (ask,), (answers,) = the_cells(nb, number)
     at = nb.cells.index(ask)
     assert nb.cells[at - 1].source.startswith("## Self-check")
-    assert nb.cells[at + 1] is answers and nb.cells[at + 2] is nb.cells[-1]
+    # between the question and the answers: only the cases that reveal them (headings, reveal cells)
+    between = nb.cells[at + 1:-2]
+    assert all(c.cell_type == "markdown" or REVEAL in tags(c) for c in between)
+    assert [c for c in nb.cells if REVEAL in tags(c)] == [c for c in between if c.cell_type == "code"]
+    assert nb.cells[-2] is answers
     assert nb.cells[-1].source.startswith("**Next:**")
     assert ask.metadata["slideshow"] == answers.metadata["slideshow"] == {"slide_type": "-"}
     (output,) = ask.outputs
@@ -187,6 +211,8 @@ def test_the_student_copy_has_no_answer(tmp_path):
         copy = nbformat.read(tmp_path / path.name, as_version=4)
         ask, answers = the_cells(copy, number)
         assert len(ask) == 1 and answers == []
+        # the cases that answer a transfer question are there to run, without their outputs
+        assert all(c.outputs == [] for c in copy.cells if REVEAL in tags(c))
         text = words(" ".join(strings(copy)))
         assert [mark for mark in _answer_marks(number) if mark in text] == []
         # the control: the instructor copy shows the answers

@@ -1,4 +1,4 @@
-"""The stateless era (2026-07-28) on the real SDK, as chapters 05 and 11 show it: eras on the wire,
+"""The stateless era (2026-07-28) on the real SDK, as chapters 08 and 11 show it: eras on the wire,
 error shapes, routing headers over HTTP, the response cache and its pitfalls, input_required,
 request_state integrity."""
 import json
@@ -362,9 +362,9 @@ async def test_no_server_outlives_a_failing_block():
 # -- 6. the checklist --------------------------------------------------------------------------------
 
 def test_checklist_links_only_course_chapters():
-    chapters = {"00_orientation", "01_pagination", "02_cursor_failures", "03_paginating_server", "06_schema_cache",
-                "08_resources_and_uris", "09_envelope_client", "10_snapshot_bundles", "05_stateless_wire",
-                "11_stateless_cache"}
+    chapters = {"00_orientation", "01_pagination", "02_cursor_failures", "06_paginating_server", "03_schema_cache",
+                "04_resources_and_uris", "08_stateless_wire", "05_snapshot_bundles", "08_stateless_wire",
+                "09_stateless_cache"}
     items = {item for item, _, _ in CHECKLIST}
     assert items == {"Authorise every call", "Least privilege and approval", "Untrusted input", "Untrusted output",
                      "Transport", "Limits and timeouts", "Supply chain", "Audit", "Recovery"}

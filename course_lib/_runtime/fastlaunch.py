@@ -170,7 +170,7 @@ class _ForkServer:
     def __init__(self, env: dict[str, str], optimize: bool = False):
         self.env, self.owner, self.lock = env, os.getpid(), threading.Lock()
         self.sock, theirs = socket.socketpair()
-        # The address a process below this one (a chapter 04 wire tap) asks for a server at: a Unix
+        # The address a process below this one (a chapter 07 wire tap) asks for a server at: a Unix
         # socket in a folder only this user can enter.
         # Without it (a path too long for a Unix socket, say), taps start their servers cold. The
         # fork server of ``python -O`` has none: no tap asks it (``address``).

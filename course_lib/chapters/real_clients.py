@@ -1,4 +1,4 @@
-"""FastMCP's ``Client`` against the course's catalog modes, behind the same tap as chapter 04's peers.
+"""FastMCP's ``Client`` against the course's catalog modes, behind the same tap as chapter 07's peers.
 
 The client is ``real_peers/fastmcp_client.py``, run in ``.venv-servers`` (FastMCP is pinned there):
 it calls ``client.list_tools()`` (``list_resources()`` for the atlas) once, as a host built on it

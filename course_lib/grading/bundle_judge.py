@@ -1,4 +1,4 @@
-"""The judges of a bundle reader (chapter 10's exercise and the capstone's ``bundle()``).
+"""The judges of a bundle reader (chapter 05's exercise and the capstone's ``bundle()``).
 
 Pure functions of the scenario's expectation and the ``Outcome`` (its ``sent`` requests and the
 answers on ``state["wire"]``). Facts come from the wire, not only from the return value: the

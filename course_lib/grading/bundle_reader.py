@@ -1,4 +1,4 @@
-"""Chapter 10's exercise: ``async def my_acquire(lab)``, on real snapshot servers.
+"""Chapter 05's exercise: ``async def my_acquire(lab)``, on real snapshot servers.
 
 It returns ``{"revision", "texts"}`` (or a ``bundles.Bundle``) after the manifest, every pinned
 URI and the prompt of the same revision; on ``SnapshotUnavailable`` it restarts once, and refuses

@@ -201,7 +201,7 @@ def read(handler, config: dict) -> Server:
                   on_list_resource_templates=on_list_resource_templates, on_read_resource=on_read_resource)
 
 
-# -- chapter 10: the snapshot server's reads by FUNCTION(store, uri) -> (mime_type, text) ---------
+# -- chapter 05: the snapshot server's reads by FUNCTION(store, uri) -> (mime_type, text) ---------
 
 BASE = "project://atlas/"
 MANIFEST = BASE + "manifest"
@@ -242,7 +242,7 @@ def snapshot(read_one, config: dict) -> Server:
                   on_read_resource=on_read_resource)
 
 
-# -- chapter 11: the modern server, its request_state sealed by FUNCTION(key) -> (seal, unseal) ---
+# -- chapter 09: the modern server, its request_state sealed by FUNCTION(key) -> (seal, unseal) ---
 
 class StudentCodec:
     """``dump`` and ``load`` as ``modern.Modern`` calls them, answered by the student's pair (made at

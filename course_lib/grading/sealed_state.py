@@ -1,4 +1,4 @@
-"""Chapter 11's exercise: ``my_sealer(key) -> (seal, unseal)``, the ``request_state`` of a real server.
+"""Chapter 09's exercise: ``my_sealer(key) -> (seal, unseal)``, the ``request_state`` of a real server.
 
 The function is served by ``grading.harness state`` as the ``modern`` server's codec, a real stdio
 server at 2026-07-28 (``request_state`` exists only there). Each row of

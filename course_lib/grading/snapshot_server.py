@@ -1,4 +1,4 @@
-"""Chapter 10's server exercise: ``my_read(store, uri) -> (mime_type, text)``, judged on the wire.
+"""Chapter 05's server exercise: ``my_read(store, uri) -> (mime_type, text)``, judged on the wire.
 
 The function is served by ``grading.harness snapshot`` as a real stdio server in each era of
 ``fixtures/grading/snapshot_server.json``: lab ``kept`` (r1 and r2 held, r2 current) and lab

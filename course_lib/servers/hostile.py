@@ -10,9 +10,9 @@ the protocol):
 * ``helper-ignores-term`` -- the same, with a helper that ignores SIGTERM;
 * ``ignore-term``    -- ignores SIGTERM and keeps running after its stdin closes;
 * ``slow-start``     -- sleeps ``SLOW_START`` seconds before it serves, as a server that loads a
-  model or warms a cache does (chapter 13: a start-up needs its own budget);
+  model or warms a cache does (chapter 11: a start-up needs its own budget);
 * ``print``          -- its ``tools/list`` handler calls ``print()``, as a careless server does
-  (2.3.0's ``stdio_server`` diverts it to stderr; chapter 13 runs the same bug on SDK 1.29.0).
+  (2.3.0's ``stdio_server`` diverts it to stderr; chapter 11 runs the same bug on SDK 1.29.0).
 
 A helper has set itself up (its own session, SIGTERM ignored, as its mode says) and its pid is
 in the lab file ``helper.pid`` before the server serves. ``--http`` serves these modes on Streamable HTTP at

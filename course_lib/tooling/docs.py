@@ -27,7 +27,7 @@ ROOMS = (
     ("The student API", "", "what the chapters import and what you reuse (`course_lib/*.py`)"),
     ("The lab servers", "servers", "small and data-driven: a mode or a fixture selects the behaviour"),
     ("The SDK 1.29.0 peers", "sdk129_peers", "run only by the 1.29.0 interpreter `.venv-sdk129`"),
-    ("The real-software peers", "chapters/real_peers", "chapter 04's FastMCP server and client, run only by `.venv-servers`"),
+    ("The real-software peers", "chapters/real_peers", "chapter 07's FastMCP server and client, run only by `.venv-servers`"),
     ("The audit", "audit", "the report card for any stdio server, built from the course's rules"),
     ("The chapters' back ends", "chapters", "what a chapter runs behind its cells"),
     ("The graders", "grading", "a student's function against a fixed battery of real servers"),
@@ -72,6 +72,7 @@ def seed_table(items: list[dict] | None = None) -> str:
     rows = ["| article | item | chapter cell |", "|---|---|---|"]
     for x in seed_items() if items is None else items:
         where = (f"`{x['notebook']}` · `{x['cell']}`" if x.get("cell")
+                 else f"test `{x['test']}`" if x.get("test")
                  else f"not yet run (belongs in `{x['gap']}`)" if x.get("gap")
                  else x["label"])
         rows.append(f"| {x['article']} | {_cell(x['item'])} | {_cell(where)} |")
@@ -83,10 +84,11 @@ def source_articles_page() -> str:
         "# Where each source-article item runs", "", GENERATED, "",
         "The course grows from three source articles (01: paginated catalogs and schema caches; 02:",
         "resources, prompts and snapshots; 03: the stateless 2026-07-28 protocol). Each row maps one",
-        "of their concrete items to the chapter cell that executes it (`notebook` · `cell id`), or",
-        "says why the course does not run it. The rows come from `fixtures/seed_items.json`;",
+        "of their concrete items to the chapter cell that executes it (`notebook` · `cell id`), to",
+        "the test that holds it (where the proof is about the course's own library), or says why",
+        "the course does not run it. The rows come from `fixtures/seed_items.json`;",
         "`tests/test_seed_items.py` checks that each named cell exists, ran without an error and",
-        "shows the item's evidence in its source or stored output.", "",
+        "shows the item's evidence in its source or stored output, and that each named test holds it.", "",
         seed_table(), ""])
 
 

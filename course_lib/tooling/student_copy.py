@@ -2,7 +2,9 @@
 
 From every chapter the cells tagged ``solution`` are removed (the reference solution and the
 heading that introduces it), and so are the cells tagged ``answers`` (the answers of the
-chapter's self-check, ``course_lib.selfcheck``); everything else stays as it is,
+chapter's self-check, ``course_lib.selfcheck``); the cells tagged ``reveal`` (the cases that
+answer a self-check's transfer questions, run after the question) keep their code and lose their
+outputs, so a student predicts first and runs them after; everything else stays as it is,
 outputs included: the demonstrations keep their results, and each check cell keeps its stored
 scorecard of the untouched starter (all FAIL), the example of what a student will see. The
 copy goes to a folder that is not committed (``student/`` by default), and only where a file
@@ -26,6 +28,7 @@ from course_lib.paths import NOTEBOOKS, ROOT
 
 SOLUTION = "solution"
 ANSWERS = "answers"
+REVEAL = "reveal"
 
 
 def tags(cell) -> list[str]:
@@ -38,9 +41,13 @@ def dropped(cell) -> bool:
 
 
 def without_solutions(nb):
-    """A copy of ``nb`` without its solution and answers cells; every other cell and output unchanged."""
+    """A copy of ``nb`` without its solution and answers cells, and without the stored outputs of
+    its ``reveal`` cells; every other cell and output unchanged."""
     out = nbformat.from_dict(nb)
     out.cells = [c for c in out.cells if not dropped(c)]
+    for cell in out.cells:
+        if REVEAL in tags(cell) and cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
     return out
 
 
