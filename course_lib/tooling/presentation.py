@@ -7,9 +7,8 @@ chapter keeps to a few rules:
   holds prose above a ``##``/``###`` heading (that prose belongs on the previous slide);
 * ``slide_length``: no slide is longer than ``MAX_SLIDE_LINES`` rendered lines (``rendered_lines``);
 * ``line_width``: every code line and every stored text output line fits ``WIDTH`` characters;
-* ``minutes``: the estimate (markdown words / ``WORDS_PER_MINUTE`` + one minute a code cell)
-  stays within ``MAX_MINUTES`` (a self-check's answers cell, which only the instructor copy
-  has and no slide shows, counts nothing);
+* ``minutes``: the estimate (markdown words / ``WORDS_PER_MINUTE`` + ``CODE_CELL_MINUTES`` for
+  each code cell a student sees; a solution cell counts nothing) stays within ``MAX_MINUTES``;
 * ``next_link``: every chapter but the last ends with ``**Next:** [NN_name](NN_name.ipynb)``
   naming the chapter that follows it.
 
@@ -17,10 +16,15 @@ Two tracks, from three figures per chapter: presenting minutes (the estimate abo
 minutes (``fixtures/presentation/plan.json``: an estimate per exercise, keyed by the student's
 function its exercise cell defines) and the MEASURED run time (``docs/timings.json``: every cell
 executed with nbclient in a real kernel, by ``--measure``, rounded so a re-run rarely changes it).
-Cells that take ``SLOW_CELL`` seconds or more are flagged: an instructor runs them before class.
-The one-day track is the chapters the plan marks ``one_day`` (about ``day_minutes``, breaks
-included); the two-day track takes every chapter in order, a day at a time, and what does not
-fit is self-study. ``tracks_table()`` renders both as a short Markdown table (``docs/tracks.md``).
+Their sum is a chapter's content minutes. Cells that take ``SLOW_CELL`` seconds or more are
+flagged: an instructor runs them before class.
+
+The days rule (the plan's ``day``): a day is 8 hours door to door; lunch, two breaks, questions and,
+on the first day, the set-up leave ``content_minutes`` (360) of content a day. The one-day track is
+the chapters the plan marks ``one_day``: at most one day's content, covering the plan's ``topics``
+(the five the course is named for), each in a one-day chapter with an exercise. The two-day track
+places every chapter but the appendix (the last) on day 1 or day 2, each day at most one day's
+content. ``tracks_table()`` renders both as a short Markdown table (``docs/tracks.md``).
 
 ``python -m course_lib.tooling.presentation [--measure] [--write-tracks] [NOTEBOOK ...]`` prints
 each chapter's minutes and problems (every chapter when none is named) and the tracks; it exits
@@ -39,12 +43,13 @@ from pathlib import Path
 
 from course_lib.paths import NOTEBOOKS, ROOT
 from course_lib.tooling.slides import CONTINUE, SLIDE, SUBSLIDE, heading_levels, on_slide, slide_type
-from course_lib.tooling.student_copy import ANSWERS, dropped, tags
+from course_lib.tooling.student_copy import SOLUTION, dropped, tags
 
 WIDTH = 100
 MAX_SLIDE_LINES = 40
 MAX_MINUTES = 40
 WORDS_PER_MINUTE = 130
+CODE_CELL_MINUTES = 1.5
 NEXT = re.compile(r"^\*\*Next:\*\*\s*\[[^\]]+\]\(([^)]+\.ipynb)\)")
 _HEADING = re.compile(r"^#{1,6}\s")
 PLAN = ROOT / "fixtures" / "presentation" / "plan.json"
@@ -52,7 +57,6 @@ TIMINGS = ROOT / "docs" / "timings.json"
 TRACKS_PAGE = ROOT / "docs" / "tracks.md"
 SLOW_CELL = 10  # seconds: a cell this slow is run before class (its outputs are then ready)
 TABLE_WIDTH = 75
-DAY_SLACK = 15  # minutes a day may run over the plan's day_minutes ("about six hours")
 
 
 def chapters(folder: Path = NOTEBOOKS) -> list[Path]:
@@ -113,11 +117,12 @@ def slides_of(nb) -> list[list[int]]:
 
 
 def minutes(nb) -> float:
-    # the self-check answers are not presented, nor is chapter 00's table of the tracks (a
-    # reference an instructor points at; its own figures would otherwise count themselves)
-    cells = [c for c in nb.cells if ANSWERS not in tags(c) and c.get("id") != TRACKS_CELL]
+    """Presenting minutes: markdown words at ``WORDS_PER_MINUTE`` plus ``CODE_CELL_MINUTES`` for
+    each non-empty code cell; a solution cell (and the markdown that introduces it) counts nothing."""
+    cells = [c for c in nb.cells if SOLUTION not in tags(c)]
     words = sum(len(_source(c).split()) for c in cells if c.cell_type == "markdown")
-    return words / WORDS_PER_MINUTE + sum(c.cell_type == "code" for c in cells)
+    code = sum(c.cell_type == "code" and bool(_source(c).strip()) for c in cells)
+    return words / WORDS_PER_MINUTE + CODE_CELL_MINUTES * code
 
 
 def _first_line(text: str) -> str:
@@ -321,37 +326,51 @@ def chapter_times() -> list[ChapterTime]:
     return out
 
 
-def with_breaks(teaching: float) -> float:
-    """A day's minutes: its teaching plus a break after every ``after_minutes`` of teaching."""
-    rule = plan()["break"]
-    breaks = max(0, -(-int(round(teaching)) // rule["after_minutes"]) - 1)
-    return teaching + breaks * rule["minutes"]
+def content_minutes() -> int:
+    """One day's content: the plan's door-to-door day less lunch, breaks, questions (and set-up)."""
+    return plan()["day"]["content_minutes"]
 
 
 def tracks(times: list[ChapterTime] | None = None,
            two_days: dict[str, int | None] | None = None) -> dict[str, list[tuple[str, list[str], float]]]:
-    """``{"one day": [(day, stems, minutes with breaks)], "two days": [...]}``, from the plan's
-    choices: ``one_day`` chapters make the one-day track (the others are day 2 / self-study);
-    ``two_days`` gives each chapter its day of the two-day track (null: self-study). A day's
-    minutes are its chapters' (present + exercise + run) with its breaks; self-study has none."""
+    """``{"one day": [(day, stems, content minutes)], "two days": [...]}``, from the plan's
+    choices: ``one_day`` chapters make the one-day track (the others are left for a second day);
+    ``two_days`` gives each chapter its day of the two-day track (null: the appendix, read alone).
+    A day's minutes are its chapters' content (present + exercise + run)."""
     times = times or chapter_times()
     days = two_days if two_days is not None else {e["stem"]: e.get("two_days") for e in plan()["chapters"]}
 
     def day(label: str, chosen: list[ChapterTime]) -> tuple[str, list[str], float]:
-        return label, [t.stem for t in chosen], with_breaks(sum(t.total for t in chosen))
+        return label, [t.stem for t in chosen], sum(t.total for t in chosen)
 
     one = [day("day 1", [t for t in times if t.one_day]),
-           ("day 2 / self-study", [t.stem for t in times if not t.one_day], 0.0)]
+           ("not in it", [t.stem for t in times if not t.one_day], 0.0)]
     two = [day(f"day {n}", [t for t in times if days[t.stem] == n]) for n in (1, 2)]
-    two.append(("self-study", [t.stem for t in times if days[t.stem] not in (1, 2)], 0.0))
+    two.append(("appendix", [t.stem for t in times if days[t.stem] not in (1, 2)], 0.0))
     return {"one day": [d for d in one if d[1]], "two days": [d for d in two if d[1]]}
 
 
-def track_problems(both: dict | None = None) -> list[str]:
-    """The days longer than the plan's ``day_minutes`` (and ``DAY_SLACK``): "about six hours"."""
-    limit = plan()["day_minutes"] + DAY_SLACK
-    return [f"{name}, {day}: {total:.0f} minutes (at most {limit})"
-            for name, track in (both or tracks()).items() for day, _, total in track if total > limit]
+def track_problems(both: dict | None = None, times: list[ChapterTime] | None = None,
+                   topics: dict[str, str] | None = None) -> list[str]:
+    """What breaks the days rule: a day over ``content_minutes``; a topic of the course's name that
+    the one-day track lacks, or teaches without an exercise; a chapter other than the appendix (the
+    last) left out of the two-day track."""
+    times = times or chapter_times()
+    both = both or tracks(times)
+    limit = content_minutes()
+    problems = [f"{name}, {day}: {total:.0f} content minutes (at most {limit})"
+                for name, track in both.items() for day, _, total in track if total > limit]
+    one_day = {stem for day, stems, _ in both["one day"] if day == "day 1" for stem in stems}
+    exercises = {t.stem: t.exercise > 0 for t in times}
+    for topic, stem in (plan()["topics"] if topics is None else topics).items():
+        if stem not in one_day:
+            problems.append(f"one day: {topic} ({stem}) is not in it")
+        elif not exercises.get(stem):
+            problems.append(f"one day: {topic} ({stem}) has no exercise")
+    left = [stem for day, stems, _ in both["two days"] if day == "appendix" for stem in stems]
+    problems += [f"two days: {stem} is left out (only the appendix, {times[-1].stem}, may be)"
+                 for stem in left if stem != times[-1].stem]
+    return problems
 
 
 def _hours(minutes_: float) -> str:
@@ -370,8 +389,8 @@ def tracks_table(times: list[ChapterTime] | None = None) -> str:
     for t in times:
         run = f"{t.run:.1f}" + ("*" if t.slow_cells else "")
         rows.append((t.stem, str(t.present), str(t.exercise), run,
-                     where["one day"][t.stem].replace(" / self-study", "+"),
-                     where["two days"][t.stem].replace("self-study", "self")))
+                     where["one day"][t.stem].replace("not in it", "-"),
+                     where["two days"][t.stem]))
     for name in both:
         for day, stems, total in both[name]:
             if total:
@@ -389,24 +408,40 @@ def tracks_table(times: list[ChapterTime] | None = None) -> str:
     return "\n".join(lines)
 
 
+def rules() -> list[str]:
+    """The days rule in words, from the plan (what ``make presentation`` and the tracks page state)."""
+    import textwrap
+
+    day = plan()["day"]
+    text = (f"A day is {day['door_to_door'] // 60} hours door to door: {day['lunch']} minutes of lunch, "
+            f"{len(day['breaks'])} breaks of {day['breaks'][0]} minutes, {day['questions']} minutes of questions "
+            f"and, on the first day, {day['setup_first_day']} minutes of set-up leave about six hours: the budget "
+            f"is {day['content_minutes']} content minutes a day. Content = talk (markdown words / "
+            f"{WORDS_PER_MINUTE} + {CODE_CELL_MINUTES} minutes for each code cell a student sees) + task (the "
+            "exercises) + run (the measured run time). The one-day track teaches the five topics the course is "
+            "named for, each with an exercise; the two-day track every chapter but the appendix.")
+    return textwrap.wrap(text, 95)
+
+
 def tracks_page() -> str:
     """``docs/tracks.md``: what ``--write-tracks`` writes (``tests/test_presentation.py`` compares)."""
-    day = plan()["day_minutes"]
-    rule = plan()["break"]
     measured = timings()
+    topics = ", ".join(f"{topic} (`{stem}`)" for topic, stem in plan()["topics"].items())
     return "\n".join([
         "# Teaching the course: a one-day and a two-day track",
         "",
         "Generated by `python -m course_lib.tooling.presentation --write-tracks` from",
-        "`fixtures/presentation/plan.json` (the chapters, the exercises' minutes, the one-day",
-        "selection) and `docs/timings.json` (run times measured by `--measure`).",
+        "`fixtures/presentation/plan.json` (the chapters, the exercises' minutes, the tracks, the day)",
+        "and `docs/timings.json` (run times measured by `--measure`).",
         "",
-        "Minutes per chapter: *talk* is the presenting estimate (words and code cells), *task*",
-        "the plan's estimate for the chapter's exercise, *run* the measured run time of its",
-        f"cells (`*`: it has a cell of {SLOW_CELL} s or more: run it before class, see",
-        "`make presentation`). A day is about",
-        f"{day // 60} hours: its chapters plus a {rule['minutes']}-minute break after every {rule['after_minutes']} minutes.",
-        "`day 2+`: a second day or self-study; `self`: self-study.",
+        *rules(),
+        "",
+        f"The five topics: {topics}.",
+        "",
+        "Minutes per chapter: *talk* is the presenting estimate, *task* the plan's estimate for the",
+        "chapter's exercises, *run* the measured run time of its cells (`*`: it has a cell of",
+        f"{SLOW_CELL} s or more: run it before class, see `make presentation`). `-`: not in the",
+        "one-day track; `appendix`: read alone, after the course.",
         f"Measured at a load average of {measured.get('load_average', '?')} on {measured.get('cores', '?')} cores.",
         "",
         tracks_table(),
@@ -424,8 +459,8 @@ def tracks_cell_source() -> str:
         "### Two tracks: one day, two days",
         "",
         "Minutes per chapter: *talk* (presenting), *task* (its exercises), *run* (its cells, measured;",
-        "`*`: run it before class). A day is about six hours with its breaks; `day 2+` is a second day",
-        "or self-study. `make presentation` prints the same table, and `docs/tracks.md` says how it is made.",
+        "`*`: run it before class). A day holds six hours of content once lunch, breaks, questions and",
+        "set-up are counted; `docs/tracks.md` states the rule, and `make presentation` prints the table.",
         "",
         tracks_table(),
     ])
@@ -481,6 +516,8 @@ def main(argv: list[str]) -> int:
         for rule, problems in r.problems.items():
             for problem in problems:
                 print(f"     {rule}: {problem}")
+    print()
+    print("\n".join(rules()))
     print()
     print(tracks_table())
     problems = track_problems()
