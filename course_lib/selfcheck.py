@@ -82,13 +82,28 @@ def load(chapter: str) -> list[Question]:
     return questions
 
 
+def inline(text: str) -> str:
+    """A question's Markdown as HTML: the text escaped, each `code` span shown as code."""
+    parts = html.escape(text, quote=False).split("`")
+    if len(parts) % 2 == 0:  # an odd number of backticks: nothing is a code span
+        return html.escape(text, quote=False)
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def plain(text: str) -> str:
+    """A choice as its button shows it (a button shows plain text: no backticks)."""
+    return text.replace("`", "")
+
+
 class QuestionView(W.VBox):
     """One question: its text, one button per choice, and the feedback of the last click."""
 
     def __init__(self, number: int, question: Question):
         self.number, self.question = number, question
-        self.prompt = W.HTML(f"<b>{number}.</b> {html.escape(question.text, quote=False)}")
-        self.buttons = [W.Button(description=choice, layout=W.Layout(width="auto")) for choice in question.choices]
+        self.prompt = W.HTML(f"<b>{number}.</b> {inline(question.text)}")
+        self.buttons = [W.Button(description=plain(choice), layout=W.Layout(width="auto"))
+                        for choice in question.choices]
+        self._choices = {plain(choice): choice for choice in question.choices}
         for button in self.buttons:
             button.on_click(self._clicked)
         self.feedback = W.HTML()
@@ -96,18 +111,18 @@ class QuestionView(W.VBox):
         super().__init__([self.prompt, W.HBox(self.buttons), self.feedback])
 
     def _clicked(self, button: W.Button) -> None:
-        self.choose(button.description)
+        self.choose(self._choices[button.description])
 
     def choose(self, choice: str) -> str:
         """Answer with ``choice`` (what a click on its button does): ``"right"`` or ``"wrong"``."""
         q = self.question
         self.verdict = RIGHT if choice == q.answer else WRONG
         for button in self.buttons:
-            button.button_style = "" if button.description != choice else \
+            button.button_style = "" if button.description != plain(choice) else \
                 "success" if self.verdict == RIGHT else "danger"
-        where = html.escape(q.where, quote=False)
+        where = inline(q.where)
         if self.verdict == RIGHT:
-            text = f"✔ Right. {html.escape(q.why, quote=False)} (section “{where}”)"
+            text = f"✔ Right. {inline(q.why)} (section “{where}”)"
             color = "#137333"
         else:
             text = f"✘ Not this one. Read the cell under “{where}” again, then try another answer."

@@ -28,7 +28,7 @@ def words(text: str) -> str:
 
 def visible(markup: str) -> str:
     """The words an HTML fragment shows."""
-    return words(html.unescape(re.sub(r"<[^>]+>", " ", markup)))
+    return words(html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"</?code>", "", markup))))
 
 
 def sections(nb) -> dict[str, list[str]]:
@@ -123,18 +123,30 @@ def test_a_click_answers_at_once_right_or_wrong_and_points_to_the_section(number
     assert len(check.questions) == len(questions)
     for view, q in zip(check.questions, questions):
         assert view.feedback.value == "" and view.verdict is None
-        wrong = next(b for b in view.buttons if b.description != q.answer)
+        shown = selfcheck.plain  # a button and the feedback show the Markdown rendered: no backticks
+        wrong = next(b for b in view.buttons if b.description != shown(q.answer))
         wrong.click()  # the button's own click handler, in-process: no task is scheduled
         said = visible(view.feedback.value)
         assert view.verdict == "wrong" and said.startswith("✘ Not this one.")
-        assert f"“{words(q.where)}”" in said and words(q.why) not in said and q.answer not in said
+        assert f"“{words(shown(q.where))}”" in said and words(shown(q.why)) not in said
+        assert shown(q.answer) not in said
         assert wrong.button_style == "danger"
-        right = next(b for b in view.buttons if b.description == q.answer)
+        right = next(b for b in view.buttons if b.description == shown(q.answer))
         right.click()
         said = visible(view.feedback.value)
-        assert view.verdict == "right" and said == f"✔ Right. {words(q.why)} (section “{words(q.where)}”)"
+        assert view.verdict == "right" and said == f"✔ Right. {words(shown(q.why))} (section “{words(shown(q.where))}”)"
         assert right.button_style == "success" and wrong.button_style == ""
     assert check.tally.value == f"<i>{len(questions)} of {len(questions)} answered right</i>"
+
+
+def test_a_question_shows_its_markdown_rendered():
+    q = selfcheck.Question("Does `tools/list` page?", ("`yes`", "no", "maybe"), "`yes`", "w", "It *does*: `nextCursor`.", "e")
+    view = selfcheck.QuestionView(1, q)
+    assert view.prompt.value == "<b>1.</b> Does <code>tools/list</code> page?"
+    assert [b.description for b in view.buttons] == ["yes", "no", "maybe"]
+    view.buttons[0].click()
+    assert view.verdict == "right" and "<code>nextCursor</code>" in view.feedback.value
+    assert selfcheck.inline("a ` b < c") == "a ` b &lt; c"  # a lone backtick stays as it is
 
 
 def test_the_widget_is_synchronous():

@@ -63,11 +63,15 @@ CASES = {
     "solution": (solution_chapter(), "keep-solutions"),
     "reference": (chapter(code("reference_walk = None")), None),
     "placeholder": (chapter(code("viewer", html="<p>(run the cell in JupyterLab to see it)</p>")), None),
+    "fine print": (chapter(md("## Fine print\n\n<p style='font-size:12px'>read it from the back row</p>")), None),
+    # a slide a little too tall: shrinking it would put its 16 px code under 16 px, so it is split
+    "nearly": (chapter(md("## Nearly fits"), code("show()", long_output(lines=36, width=80))), None),
     "reports": (chapter(code("table()", "the table\n"), md("### What the table says\n\nIt says so."),
                         md("## 2 · One"), md("## 2 · Two"), code("warn()", "careful\n", name="stderr")), None),
 }
 FAILS = {"unfittable": "overflow", "unfitted": "overflow", "network": "network", "solution": "solution",
-         "reference": "solution", "placeholder": "content", "reports": "reports"}
+         "reference": "solution", "placeholder": "content", "reports": "reports",
+         "fine print": "text_size"}
 
 
 def deck_of(nb, name, out, damage):
@@ -110,6 +114,15 @@ def test_a_sound_deck_passes_every_check(results):
 def test_a_damaged_deck_fails_at_its_named_check(results, name):
     failed = {check for check, found in results[name].failures().items() if found}
     assert failed == {FAILS[name]}, results[name].lines()
+
+
+def test_no_text_under_16_px_a_slide_too_tall_is_split_not_shrunk(results):
+    for name in ("sound", "nearly"):
+        r = results[name]
+        assert r.ok and r.smallest_px == 16 and r.shrunk == 0, r.lines()
+    assert results["nearly"].continued == 1
+    assert results["fine print"].small == ["slide 3.1 'Fine print': 12 px"]
+    assert results["fine print"].smallest_px == 12
 
 
 def test_what_each_check_found(results):

@@ -27,7 +27,7 @@ from pathlib import Path
 from course_lib.paths import ROOT
 
 SLIDE, SUBSLIDE, CONTINUE = "slide", "subslide", "-"
-CHECK_LINES = 12  # a check cell's scorecard on a slide: its first lines, then its total
+CHECK_LINES = 20  # a check cell's scorecard on a slide: its first lines, then its total (16 px code: ~30 lines a slide)
 _HEADING = re.compile(r"^(#{1,6})\s")
 
 

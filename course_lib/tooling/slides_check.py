@@ -6,6 +6,8 @@ recorded. Once the deck's reveal.js is ready, every slide is shown in turn and m
 browser (``MEASURE``), and the deck fails at a named check:
 
 * ``overflow``: a slide taller than the slide, or a code, output or table line cut at the right;
+* ``text_size``: text smaller than ``MIN_TEXT_PX`` in the slide's own 1280 x 720 pixels (each
+  deck's smallest text size is reported either way);
 * ``network``: the deck asked for anything but local files (a CDN, a web font);
 * ``solution``: the deck shows a cell tagged ``solution`` or ``answers``, or ``reference_`` code;
 * ``content``: a course table not laid out as an HTML ``<table>``, a widget without its still,
@@ -41,6 +43,7 @@ PLACEHOLDER = "(run the cell in JupyterLab to"
 COURSE_TABLE = "table.course-table"
 WIDGET_STILL = ".course-widget-still"
 VIEWPORT = {"width": 1280, "height": 720}
+MIN_TEXT_PX = 16  # the smallest text a slide may show at 1280 x 720: readable from the back of a room
 REPORTS = ("explanation sub-slide", "repeated section number", "stderr box")
 _NUMBER = re.compile(r"^#{2,6}\s+(\d+(?:\.\d+)*)(?=[\s.·:)]|$)")  # a section, not the chapter title (#)
 
@@ -112,12 +115,20 @@ async (navigate) => {
       if (el.closest('pre, table')) continue;
       if (el.getBoundingClientRect().right > box.right + 1) { cut += 1; cutBlocks.push(el.textContent.trim().slice(0, 60)); }
     }
+    let smallest = Infinity;   // the smallest text shown, in the slide's own pixels (font size x zoom)
+    const walk = document.createTreeWalker(leaf, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+      const el = node.parentElement;
+      if (!node.textContent.trim() || !el || !el.getClientRects().length) continue;
+      smallest = Math.min(smallest, parseFloat(getComputedStyle(el).fontSize) * (el.currentCSSZoom || 1));
+    }
     const tables = Array.from(leaf.querySelectorAll('table.course-table'));
     const heading = leaf.querySelector('h1, h2, h3, h4, .course-continued');
     out.push({
       h, v, title: heading ? heading.textContent.replace(/¶$/, '').trim().slice(0, 60) : '',
       height: Math.round(Math.max(tall, (lowest - box.top) / scale)), slide_height: slidesEl.offsetHeight,
       cut, cut_blocks: cutBlocks.slice(0, 3), wrapped,
+      smallest: smallest === Infinity ? null : Math.round(smallest * 10) / 10,
       tables: tables.length,
       visible_tables: tables.filter(t => { const r = t.getBoundingClientRect();
         return r.width > 0 && r.height > 0 && getComputedStyle(t).display === 'table'; }).length,
@@ -144,6 +155,8 @@ class SlidesResult:
     wrapped_lines: int = 0                               # lines the deck wrapped to fit (not cut: shown whole)
     continued: int = 0                                   # continuation slides the deck made
     shrunk: int = 0                                      # slides the deck shrank to fit
+    smallest_px: float | None = None                     # the smallest text on any slide (slide pixels)
+    small: list[str] = field(default_factory=list)       # "title: 12.8 px" of each slide with smaller text
     requests: list[str] = field(default_factory=list)    # every request that was not a local file
     solutions: list[str] = field(default_factory=list)   # solution or answers content the deck shows
     tables: int = 0              # course tables in the deck, as HTML <table> elements
@@ -171,6 +184,7 @@ class SlidesResult:
             content.append(self.problem)
         return {
             "overflow": [f"taller: {t}" for t in self.taller] + [f"cut: {c}" for c in self.cut],
+            "text_size": [f"under {MIN_TEXT_PX} px: {s}" for s in self.small],
             "network": self.requests,
             "solution": self.solutions,
             "content": content,
@@ -186,6 +200,7 @@ class SlidesResult:
         failed = [name for name, found in self.failures().items() if found]
         lines = [f"slides {self.notebook}: {self.slides} slides ({self.continued} continued, {self.shrunk} shrunk), "
                  f"{len(self.taller)} taller than the slide, {self.cut_lines} lines cut, "
+                 f"smallest text {self.smallest_px if self.smallest_px is not None else '?'} px, "
                  f"{self.wrapped_lines} wrapped, {len(self.requests)} network requests, "
                  f"{self.visible_tables}/{self.tables} tables, {self.stills}/{self.widget_outputs} stills, "
                  f"{self.seconds:.1f} s: {'ok' if self.ok else 'FAILED ' + ', '.join(failed)}"]
@@ -321,6 +336,10 @@ async def look(browser, deck: Path, result: SlidesResult, shot: Path | None, tim
                 result.cut_lines += s["cut"]
                 result.cut.append(f"{label}: {s['cut']} lines, e.g. {s['cut_blocks'][0]!r}")
             result.wrapped_lines += s["wrapped"]
+            if s["smallest"] is not None:
+                result.smallest_px = min(s["smallest"], result.smallest_px or s["smallest"])
+                if s["smallest"] < MIN_TEXT_PX:
+                    result.small.append(f"{label}: {s['smallest']} px")
             result.tables += s["tables"]
             result.visible_tables += s["visible_tables"]
             result.stills += s["stills"]

@@ -1,10 +1,11 @@
 /* Fit every slide of a chapter's deck to the slide (1280 x 720), then start reveal.js.
 
    Measured in the browser that shows the deck, with its fonts, before reveal.js scales it:
-   1. a code block or table wider than the slide is shrunk (to at most MIN_SCALE of its size),
-      then wrapped if it is still wider: no line is cut at the right;
+   1. a code block or table wider than the slide is shrunk (to at most MIN_SCALE of its size,
+      and never under MIN_PX), then wrapped if it is still wider: no line is cut at the right;
    2. a slide a little taller than the slide (at most 1 / MIN_SCALE) is shrunk to fit, so an
-      output and the sentence that explains it stay together;
+      output and the sentence that explains it stay together, as long as no text on it gets
+      smaller than MIN_PX (readable from the back of a room): else it is split;
    3. a slide taller than that is split: what does not fit moves to a continuation slide
       under the same heading ("… (continued)"), between cells when a cell fits a slide of its
       own, else between the lines of a code block or the rows of a table.
@@ -13,7 +14,7 @@
    slides check then finds taller than the slide). */
 (function () {
   "use strict";
-  var W = 1280, H = 720, MIN_SCALE = 0.8;
+  var W = 1280, H = 720, MIN_SCALE = 0.8, MIN_PX = 16;
   var UNSPLITTABLE = "unsplittable";
 
   function leaves() {
@@ -29,6 +30,17 @@
     return copy;
   }
 
+  // The smallest text on `el`, in the slide's own pixels (its font size times the zoom it is under).
+  function smallestText(el) {
+    var walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT), node, least = Infinity;
+    while ((node = walk.nextNode())) {
+      var parent = node.parentElement;
+      if (!node.textContent.trim() || !parent || !parent.getClientRects().length) continue;
+      least = Math.min(least, px(parent, "fontSize") * (parent.currentCSSZoom || 1));
+    }
+    return least;
+  }
+
   function fitWidth(slide) {
     var right = slide.getBoundingClientRect().right - px(slide, "paddingRight");
     var blocks = slide.querySelectorAll("pre, table");
@@ -38,8 +50,8 @@
         return el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > right + 0.5;
       };
       if (!over()) continue;
-      var start = px(el, "fontSize"), size = start;
-      while (over() && size - 0.5 >= start * MIN_SCALE) {
+      var start = px(el, "fontSize"), size = start, least = Math.max(start * MIN_SCALE, MIN_PX);
+      while (over() && size - 0.5 >= least) {
         size -= 0.5;
         el.style.fontSize = size + "px";
       }
@@ -139,7 +151,8 @@
   // the sentence that explains it stay on one slide.
   function shrink(slide) {
     var kids = Array.prototype.slice.call(slide.children);
-    for (var zoom = 0.98; zoom >= MIN_SCALE - 1e-9; zoom -= 0.02) {
+    var floor = Math.max(MIN_SCALE, MIN_PX / smallestText(slide));
+    for (var zoom = 0.98; zoom >= floor - 1e-9; zoom -= 0.02) {
       kids.forEach(function (k) { k.style.zoom = zoom.toFixed(2); });
       if (slide.scrollHeight <= H) { slide.classList.add("course-shrunk"); return true; }
     }
