@@ -101,7 +101,7 @@ def _shown(pid: int) -> tuple[str, str]:
     """A process's command line as psutil and as ``ps`` report it."""
     import subprocess
 
-    ps = subprocess.run(["ps", "-o", "args=", "-p", str(pid)], capture_output=True, text=True, check=True)
+    ps = subprocess.run(["ps", "-ww", "-o", "args=", "-p", str(pid)], capture_output=True, text=True, check=True)
     return " ".join(psutil.Process(pid).cmdline()).strip(), ps.stdout.strip()
 
 
