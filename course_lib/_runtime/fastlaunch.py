@@ -392,7 +392,7 @@ def _become(request: dict, fds: list[int], closing: list[int]) -> None:
     except BaseException:
         sys.excepthook(*sys.exc_info())  # lands in the lab's stderr log once fd 2 is moved
         os._exit(127)
-    from course_lib._runtime.process import run_as_process
+    from course_lib.servers._run import run_as_process
 
     # what ``python -m MODULE`` runs (a course server, or a grading harness around a student's code)
     run_as_process(lambda: runpy.run_module(request["argv"][skip + 1], run_name="__main__", alter_sys=True))

@@ -1,6 +1,6 @@
 import sys
 
-from course_lib._runtime.process import run_as_process
+from course_lib.servers._run import run_as_process
 from course_lib.servers import load
 
 

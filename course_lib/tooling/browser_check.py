@@ -47,20 +47,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_lib.paths import ROOT
+from course_lib.tooling.chromium import CHROMIUM, CHROMIUM_ARGS, chromium_available  # noqa: F401
 from course_lib.tooling.lab_server import JupyterLab
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-default-apps", "--metrics-recording-only"]
 ERROR_MIME = "application/vnd.jupyter.stderr"
 MISSING_MODEL = "Error displaying widget: model not found"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 PAGE_TIMEOUT_MS = 120_000
-
-
-def chromium_available() -> bool:
-    return os.access(CHROMIUM, os.X_OK)
 
 
 @dataclass

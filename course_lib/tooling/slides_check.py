@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_lib.paths import NOTEBOOKS, ROOT
-from course_lib.tooling.browser_check import CHROMIUM, CHROMIUM_ARGS
+from course_lib.tooling.chromium import CHROMIUM, CHROMIUM_ARGS
 
 SLIDES_DEFAULT = ROOT / "notebooks" / "00_orientation.ipynb"
 KNOWN_REPORTS = ROOT / "fixtures" / "slides" / "known_reports.json"
