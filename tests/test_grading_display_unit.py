@@ -389,7 +389,7 @@ def test_a_failing_scorecard_lists_each_failing_scenario_once_under_the_table():
         "   observed  your code crashed: NotImplementedError: write your walker here\n"
         "   hint      This is still the starter: replace `raise NotImplementedError(...)` with your code in\n"
         "             the exercise cell, run that cell, then run this check again.\n"
-        "3. empty — failed in legacy: expected returns []; the same observation and hint as above\n"
+        "3. empty — failed in legacy: expected returns []; your code crashed the same way as in 2\n"
         "1/5 scenarios pass")
     assert max(len(line) for line in card.text().splitlines()) <= 100
     html = card._repr_html_()
@@ -482,3 +482,29 @@ def test_stored_rows_reads_a_wrapped_table_back(tmp_path):
     rows = stored_rows(tmp_path / "t.ipynb", "show(table)")
     assert rows == [{"case": "one", "verdict": "FAIL", "hint": long, "detail": message, "more": ("x " * 30).strip()},
                     {"case": "two", "verdict": "PASS", "hint": "", "detail": "", "more": ""}]
+
+
+# -- a crash is told once, with the line of the student's code that raised it -------------------
+
+def _student_function(catalog):
+    return catalog["missing"]  # the student's bug: the line the card must point at
+
+
+def test_a_crash_is_told_once_with_the_line_that_raised_it():
+    try:
+        _student_function({})
+    except KeyError as exc:
+        crash = o.crashed(exc)
+    other = o.crashed(ValueError("another bug"))
+    verdicts = [Verdict(Scenario(name, "legacy", "catalog", "normal", {"names": ["alpha"]}, "h"), False, o.describe(out), CRASH, out)
+                for name, out in (("first", crash), ("second", crash), ("third", other), ("fourth", crash))]
+    lines = Scorecard("my_walk", verdicts).failure_lines()
+    said = "\n".join(lines)
+    assert said.count("your code crashed: KeyError: 'missing'") == 1
+    assert said.count("raised at") == 1  # the ValueError made here has no traceback: no line to show
+    assert "   raised at line " in said and "return catalog[\"missing\"]" in said
+    assert ("2. second — failed in legacy: expected returns ['alpha']; your code crashed the same way as in 1"
+            in lines)
+    assert ("4. fourth — failed in legacy: expected returns ['alpha']; your code crashed the same way as in 1"
+            in lines)
+    assert "your code crashed: ValueError: another bug" in said  # a different crash is told in full

@@ -9,13 +9,17 @@ from the failure kind and the outcome's type (the starter's ``NotImplementedErro
 from __future__ import annotations
 
 import html
+import linecache
+import sys
 import textwrap
+import traceback
 from dataclasses import dataclass
 from typing import Callable
 
 from course_lib.display import WIDTH, Table
+from course_lib.paths import ROOT
 from course_lib.grading.battery import ANY_ERA, Scenario, describe_expectation, describe_refusal, read_spec
-from course_lib.grading.outcome import CRASH, HANG, LAB, WRONG_RESULT, Outcome
+from course_lib.grading.outcome import CRASH, HANG, LAB, WRONG_RESULT, Outcome, crash_line
 from course_lib.grading.unavailable import Unavailable
 
 STARTER_HINT = ("This is still the starter: replace `raise NotImplementedError(...)` with your code in the "
@@ -79,6 +83,28 @@ def hint_for(s: Scenario, failure: str, outcome: Outcome | None = None) -> str:
     if failure == HANG:
         return f"Your function never finished and was stopped: every loop needs a bound. {base}"
     return base
+
+
+_NOT_STUDENTS = tuple({str(ROOT / "course_lib"), sys.prefix, sys.base_prefix, sys.exec_prefix})
+
+
+def raised_at(error: BaseException | None) -> str | None:
+    """Where in the student's own code ``error`` was raised: ``line N: <that line>`` of the deepest
+    frame outside the course's package and the interpreter's libraries (None when there is none)."""
+    tb = getattr(error, "__traceback__", None)
+    frames = [f for f in traceback.extract_tb(tb) if not f.filename.startswith(_NOT_STUDENTS)] if tb else []
+    if not frames:
+        return None
+    frame = frames[-1]
+    line = (frame.line or linecache.getline(frame.filename, frame.lineno)).strip()
+    return f"line {frame.lineno}: {line}" if line else f"line {frame.lineno}"
+
+
+def _crash_key(vs: list[Verdict]) -> tuple | None:
+    """What a failing scenario's crash was (its exception's type and message), if every era crashed alike."""
+    errors = [v.outcome.error for v in vs if v.failure_class == CRASH and v.outcome is not None]
+    keys = {(type(e).__name__, crash_line(e)) for e in errors if e is not None}
+    return keys.pop() if len(errors) == len(vs) and len(keys) == 1 else None
 
 
 class Scorecard:
@@ -149,6 +175,9 @@ class Scorecard:
                 "hints": [(None if len(hints) == 1 else v.scenario.era, v.hint)
                           for v in vs if len(hints) > 1 or v is vs[0]],
                 "classes": list(dict.fromkeys(v.failure_class for v in vs)),
+                "crash": _crash_key(vs),
+                "where": next((w for v in vs if v.outcome is not None and v.failure_class == CRASH
+                               for w in [raised_at(v.outcome.error)] if w), None),
             })
         return out
 
@@ -163,11 +192,19 @@ class Scorecard:
                                  break_on_hyphens=False) or [f"   {label}"]
 
         previous = None
+        crashes: dict[tuple, int] = {}  # a crash is told once: the entry number that told it
         for n, e in enumerate(entries, 1):
             eras = [era for era in e["eras"] if era != ANY_ERA]  # a row of every era names none
             heading = f"{n}. {e['scenario']} — failed" + (f" in {', '.join(eras)}" if eras else "")
             same = (e["observed"], e["hints"]) == previous
             previous = (e["observed"], e["hints"])
+            if e["crash"] in crashes:  # the same crash as an entry above: one line says so
+                lines += textwrap.wrap(f"{heading}: expected {'; '.join(e['expected'])}; your code crashed the same "
+                                       f"way as in {crashes[e['crash']]}",
+                                       WIDTH, subsequent_indent="   ", break_on_hyphens=False)
+                continue
+            if e["crash"] is not None:
+                crashes[e["crash"]] = n
             if same:  # the same failure as the entry above: one line says so
                 lines += textwrap.wrap(f"{heading}: expected {'; '.join(e['expected'])}; the same observation "
                                        "and hint as above", WIDTH, subsequent_indent="   ", break_on_hyphens=False)
@@ -177,6 +214,8 @@ class Scorecard:
                 lines += field_lines("expected", text)
             for era, text in e["observed"]:
                 lines += field_lines("observed" if era is None else f"({era})", text)
+            if e["where"]:
+                lines += field_lines("raised at", e["where"])
             for era, text in e["hints"]:
                 lines += field_lines("hint" if era is None else f"hint {era}", text)
         return lines
