@@ -1,4 +1,4 @@
-"""The candidate exercise's judges (chapter 7) in-process: what a failed probe's exception makes of a
+"""The candidate exercise's judges (chapter 03) in-process: what a failed probe's exception makes of a
 row (``classify``), a row judged on its eras (``judge_eras``), and the probes' checks of what the
 candidates and the active session recorded (a ``CandidateOpener`` holding exited or running labs,
 an active session's ``labs.Wire``). The probes themselves run on real servers:

@@ -1,4 +1,4 @@
-"""Chapter 7's candidate grader: the chapter's probes judge the student's retrying context manager."""
+"""Chapter 03's candidate grader: the chapter's probes judge the student's retrying context manager."""
 from contextlib import asynccontextmanager
 
 import pytest
@@ -73,7 +73,7 @@ async def never_closes(active, open_candidate):
 
 @asynccontextmanager
 async def never_retries(active, open_candidate):
-    """Chapter 6's candidate: correct, but one rejected walk is the end of it."""
+    """Chapter 03's candidate in cells: correct, but one rejected walk is the end of it."""
     async with open_candidate() as lab:
         yield Ready(lab, await walk(lab))
 

@@ -11,8 +11,6 @@ from course_lib import CatalogError, candidate, connect, walk
 from course_lib.chapters import negative_controls as negative, schema_lab
 from course_lib.chapters.negative_controls import Binding, CheckFailed, Mutant
 from course_lib.labs import pid_alive as alive
-from course_lib.tooling.regen import stored_text
-from course_lib.paths import NOTEBOOKS
 
 pytestmark = pytest.mark.anyio
 
@@ -115,31 +113,6 @@ async def test_probes_pass_on_the_real_code():
     assert refresh.closed and refresh.lab.returncode == 0 and not alive(refresh.lab.pid)
 
 
-def stored_mutant_outcomes(part: str) -> dict[str, dict[str, str]]:
-    """Chapter 7's stored verdicts for ``MUTANTS[part]``: the cell prints the table, a blank
-    line, then two lines a mutant (``name:`` and the indented failure its probe reported)."""
-    text = stored_text(NOTEBOOKS / "03_schema_cache.ipynb", f"for m in schema_lab.{part}]")
-    table, failures = text.rstrip("\n").split("\n\n")
-    lines = failures.splitlines()
-    seen = {name.removesuffix(":"): detail.strip() for name, detail in zip(lines[::2], lines[1::2])}
-    rows = {}
-    for row in table.splitlines()[2:]:  # below the header and its rule
-        name, _file, check, verdict = row.split()
-        rows[name] = {"must fail at": check, "verdict": verdict, "failure seen": seen[name]}
-    return rows
-
-
-def test_chapter_4_kills_every_mutant_at_its_named_check():
-    """Chapter 7 runs every mutant (nbval re-executes it against these stored outputs): each
-    must be killed, at the mutant's own hand-written check and message."""
-    rows = stored_mutant_outcomes("MUTANTS[:3]") | stored_mutant_outcomes("MUTANTS[3:]")
-    assert set(rows) == {m.name for m in schema_lab.MUTANTS}
-    for m in schema_lab.MUTANTS:
-        row = rows[m.name]
-        assert (row["must fail at"], row["verdict"]) == (m.check, "killed"), row
-        assert row["failure seen"].startswith(f"[{m.check}] ") and m.message in row["failure seen"], row
-
-
 def test_baseline_probe_passes_in_a_copy():
     assert negative.run_baseline("course_lib.chapters.schema_lab:probe_failed_candidate").verdict == "passed"
 
@@ -159,9 +132,8 @@ def test_broken_mutants_are_not_kills():
         negative.run_mutant(broken(Binding("walk"), "def walker(): pass"))
     with pytest.raises(negative.BadMutant, match="its definition does not compile"):
         negative.run_mutant(broken(Binding("walk"), "def walk(:"))
-    # A mutant whose copy does not even import is reported, not counted: chapter 7 runs one.
-    stored = stored_text(NOTEBOOKS / "03_schema_cache.ipynb", '"import_error"')
-    assert stored.startswith("verdict: not_a_kill\nerror: ImportError: cannot import name 'no_such_name'"), stored
+    # A mutant whose copy does not even import is reported, not counted:
+    # tests/test_schema_cache_facts.py::test_a_mutant_that_does_not_import_is_not_a_kill runs one.
 
 
 def test_judging_counts_only_the_designated_check():

@@ -1,4 +1,4 @@
-"""Chapter 7's ``open_candidate``: every candidate server the student's code opens, held by the grader.
+"""Chapter 03's ``open_candidate``: every candidate server the student's code opens, held by the grader.
 
 Each ``open_candidate()`` is a handle; ``async with`` it starts the n-th candidate's server in a
 task of the grader, so the grader can close it after the row even when the student's code never

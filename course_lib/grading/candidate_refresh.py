@@ -1,4 +1,4 @@
-"""Chapter 7's exercise: ``my_retrying_candidate(active, open_candidate)``, judged by probes.
+"""Chapter 03's exercise: ``my_retrying_candidate(active, open_candidate)``, judged by probes.
 
 An async context manager like ``course_lib.refresh.candidate`` (unavailable to it) that tries once more:
 it yields only a complete catalog; a rejected walk's candidate is closed and exactly one new one walked;

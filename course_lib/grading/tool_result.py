@@ -1,4 +1,4 @@
-"""Chapter 6's exercise: ``my_tool_result(tool, value) -> CallToolResult``, judged on the wire.
+"""Chapter 03's exercise: ``my_tool_result(tool, value) -> CallToolResult``, judged on the wire.
 
 The function is served by ``grading.harness tool_result`` as a real stdio server in each era of
 ``fixtures/grading/tool_result.json``. Each row calls one tool with the value it "computed" and
