@@ -55,8 +55,9 @@ instructor: $(STAMP)
 ##       Chromium is installed, the slides check (every deck, one browser, a few seconds a deck)
 ##       and a short real-browser check (the three chapters with widgets, each driven by real clicks)
 BROWSER_SMOKE := notebooks/00_orientation.ipynb notebooks/01_pagination.ipynb notebooks/02_cursor_failures.ipynb
+# three workers on two cores: the suite mostly waits (server starts, budgets, kernels), it does not compute
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --durations=25 $(addprefix --ignore=,$(PORTABLE_TESTS)) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 3 --durations=25 $(addprefix --ignore=,$(PORTABLE_TESTS)) $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory portable
 	@if [ -x "$(CHROMIUM)" ]; then \
 	   $(MAKE) --no-print-directory slides-check && \
