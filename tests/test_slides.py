@@ -28,9 +28,8 @@ class _Sections(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    out = tmp_path_factory.mktemp("slides")
-    return {path.stem: slides.export(path, out) for path in CHAPTERS}
+def exported():
+    return {path.stem: slides.exported(path) for path in CHAPTERS}
 
 
 def test_slide_types_follow_the_headings():
@@ -156,3 +155,20 @@ def test_no_deck_shows_a_solution(path, exported):
     # the control: the same search finds the solution in a deck exported with it
     body, _ = slides._exporter().from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     assert all(line in _visible_text(body) for line in lines)
+
+
+def test_a_deck_is_exported_once_per_content_and_again_when_the_chapter_changes(tmp_path):
+    source = tmp_path / "99_sample.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# 99 · A sample\n\nOne sentence.")]
+    nbformat.write(nb, source)
+    first = slides.exported(source)
+    assert first.read_text(encoding="utf-8") == slides.render(slides.deck_nb(source), source.stem)
+    assert (first.parent / slides.REVEAL_DIR / "dist" / "reveal.js").is_file()  # the deck works offline
+    made = first.stat().st_mtime_ns
+    assert slides.exported(source) == first and first.stat().st_mtime_ns == made  # not made again
+    nb.cells.append(nbformat.v4.new_markdown_cell("## Another slide"))
+    nbformat.write(nb, source)
+    second = slides.exported(source)
+    assert second != first and not first.exists() and "Another slide" in second.read_text(encoding="utf-8")
+    second.unlink()

@@ -187,6 +187,45 @@ def export(path: Path, out_dir: Path) -> Path:
     return target
 
 
+def _digest(*parts: bytes) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(len(part).to_bytes(8, "big") + part)
+    return h.hexdigest()[:16]
+
+
+def exported(path: Path) -> Path:
+    """The deck of ``path`` as ``export`` writes it, made once per content: every check of a run
+    (the deck tests, the self-check tests, ``make slides-check``), in any process, reads the same
+    file from a shared folder of the temporary directory. The folder is keyed by what makes a deck
+    (this module, the deck template, reveal.js's version) and the file by the notebook's bytes."""
+    import os
+    import shutil
+    import tempfile
+
+    made_by = [Path(__file__), *sorted(p for p in DECK.rglob("*") if p.is_file())]
+    folder = Path(tempfile.gettempdir()) / "course-decks" / _digest(
+        reveal_version().encode(), *(p.read_bytes() for p in made_by))
+    if not (folder / REVEAL_DIR).is_dir():  # reveal.js copied whole, then moved in at once
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        fresh = Path(tempfile.mkdtemp(prefix=".install-", dir=folder.parent))
+        install_reveal(fresh)
+        try:
+            os.rename(fresh, folder)
+        except OSError:  # another process moved its copy in first
+            shutil.rmtree(fresh, ignore_errors=True)
+    target = folder / f"{path.stem}-{_digest(path.read_bytes())}.slides.html"
+    if not target.exists():
+        for stale in folder.glob(f"{path.stem}-*.slides.html"):
+            stale.unlink(missing_ok=True)
+        partial = target.with_suffix(f".{os.getpid()}.part")
+        partial.write_text(render(deck_nb(path), path.stem), encoding="utf-8")
+        os.replace(partial, target)
+    return target
+
+
 def main(argv: list[str]) -> int:
     out = ROOT / "slides"
     paths = []
