@@ -18,7 +18,7 @@ NEED_PYTHON = v=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2
   $${v:-not found}: install Python 3.12 (python.org, brew install python@3.12 or apt install python3.12) \
   and run: make $(or $(MAKECMDGOALS),test) PYTHON=python3.12" >&2; exit 1;; esac
 
-.PHONY: lab instructor test check portable docs progress regen bench student slides slides-check presentation browser-check lock clean
+.PHONY: lab instructor test check portable docs progress regen bench student slides slides-check presentation browser-check solution-mutants lock clean
 
 # The set-up also installs chapter 07's peers (Node.js MCP clients and servers) exactly as locked
 # in fixtures/peers/package-lock.json, with the npm of the pinned Node.js wheel: no global install;
@@ -115,6 +115,12 @@ regen: $(STAMP)
 ##        BENCH_ARGS="--only suite --against main" times the pytest part here and on main's tree
 bench: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.bench $(BENCH_ARGS)
+
+## solution-mutants: every reference solution, mutated one plausible mistake at a time, graded by its
+##          exercise's check against real servers: killed / equivalent / surviving per exercise
+##          (minutes; NB=notebooks/01_pagination.ipynb for one chapter)
+solution-mutants: $(STAMP)
+	$(BIN)/python -m course_lib.tooling.solution_mutants $(NB)
 
 ## docs: regenerate the reference pages in docs/ (the module guide, the source-article map);
 ##       tests/test_docs.py fails when a committed page differs from what this writes
