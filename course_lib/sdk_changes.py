@@ -63,7 +63,12 @@ def load(folder: Path = FOLDER) -> list[Change]:
     return [row for path in sorted(folder.glob("[0-9][0-9].json")) for row in load_file(path)]
 
 
+CHANGE_WIDTH = 94  # a change on one line of the table (100 characters wide, the chapter column first)
+
+
 def changes_table(folder: Path = FOLDER) -> Table:
-    """One row per change: the chapter that teaches the topic, the change, the test that shows it."""
-    rows = [[c.number, c.change, c.test.removeprefix("tests/").replace(".py::", "::")] for c in load(folder)]
-    return Table(["ch", "what changed", "shown by the test"], rows)
+    """Two lines per change: the chapter whose topic it touches and the change, then the test that shows it."""
+    rows: list[list[str]] = []
+    for c in load(folder):
+        rows += [[c.number, c.change], ["", "→ " + c.test.removeprefix("tests/")]]
+    return Table(["ch", "what changed, then the test under tests/ that shows it"], rows)

@@ -37,11 +37,18 @@ def test_each_row_names_a_test_that_exists(row):
     assert name.partition("[")[0] in defined_tests(path), f"{row.test}: no test named {name} in {path}"
 
 
-def test_the_table_has_one_row_per_change_in_chapter_order():
+def test_the_table_has_two_lines_per_change_in_chapter_order():
     table = sdk_changes.changes_table()
-    assert [r[0] for r in table.rows] == sorted(r.number for r in ROWS)
-    assert len(table.rows) == len(ROWS)
+    assert [r[0] for r in table.rows[::2]] == sorted(r.number for r in ROWS)
+    assert [r[1] for r in table.rows[1::2]] == ["→ " + r.test.removeprefix("tests/") for r in ROWS]
+    assert len(str(table).splitlines()) == 2 + 2 * len(ROWS)  # nothing wraps
     assert all(len(line) <= 100 for line in str(table).splitlines())
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[f"{r.number}:{r.test.split('::')[-1]}" for r in ROWS])
+def test_each_change_fits_one_line_of_the_table(row):
+    assert len(row.change) <= sdk_changes.CHANGE_WIDTH, f"{row.chapter}: shorten {row.change!r}"
+    assert len("→ " + row.test.removeprefix("tests/")) <= sdk_changes.CHANGE_WIDTH, row.test
 
 
 @pytest.mark.parametrize("name, text, why", [
