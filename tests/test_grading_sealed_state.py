@@ -105,6 +105,23 @@ def decodes_first(key):
     return seal, unseal
 
 
+def refuses_only_empty(key):
+    """Refuses "" with -32602, but splits any other string before it verifies: "x" and
+    "not.a.state" crash it (ValueError), so only a row per string catches it."""
+    def seal(state, call):
+        body = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
+        return f"{body}.{_mac(key, json.dumps(call, sort_keys=True) + body)}"
+
+    def unseal(token, call):
+        if token == "":
+            raise MCPError(types.INVALID_PARAMS, "request_state failed verification")
+        body, mac = token.split(".")
+        if not hmac.compare_digest(mac, _mac(key, json.dumps(call, sort_keys=True) + body)):
+            raise MCPError(types.INVALID_PARAMS, "request_state failed verification")
+        return json.loads(base64.urlsafe_b64decode(body))
+    return seal, unseal
+
+
 def refuses_all(key):
     """Refuses every state with -32602, even its own: no order ever completes."""
     def seal(state, call):
@@ -171,7 +188,7 @@ def test_the_battery_runs_where_request_state_exists():
      "the server answered 'accepted, asks: Approve a charge of 10 credits?'"),
     (own_key, "a state from another server process", "small order's state on a large order", o.MISSING_REFUSAL,
      "the server answered 'accepted, asks: Approve a charge of 80 credits?'"),
-    (decodes_first, "states it never issued", "a state cut short", o.CRASH, "your code crashed: ValueError"),
+    (decodes_first, 'a state never issued: "x"', "a state cut short", o.CRASH, "your code crashed: ValueError"),
     (refuses_all, "honest small order", "forged price", o.WRONG_REFUSAL, "the server answered MCPError -32602"),
     (wrong_code, "forged price", "honest small order", o.WRONG_REFUSAL, "the server answered MCPError -32600"),
 ])
@@ -179,6 +196,20 @@ async def test_a_wrong_sealer_fails_at_its_row(wrong, failing, control, kind, ob
     card = await grade_sealed_state(wrong, only=sorted({failing, control}))
     verdict = assert_flagged(card, failing, control, observed)
     assert verdict.failure_class == kind
+
+
+async def test_each_string_never_issued_is_judged_on_its_own_row():
+    """A sealer that refuses "" and crashes on "x" and "not.a.state" passes the "" row only: were
+    the three strings sent as one row, its first refusal would have ended the row as a pass."""
+    never_issued = [s.name for s in SCENARIOS if s.name.startswith("a state never issued")]
+    assert never_issued == ['a state never issued: ""', 'a state never issued: "x"',
+                            'a state never issued: "not.a.state"']
+    card = await grade_sealed_state(refuses_only_empty, only=never_issued + ["honest large order"])
+    assert card.verdict_of("honest large order").passed, card.text()
+    assert card.verdict_of(never_issued[0]).passed, card.text()
+    for name in never_issued[1:]:
+        verdict = assert_flagged(card, name, never_issued[0], "your code crashed: ValueError")
+        assert verdict.failure_class == o.CRASH
 
 
 async def test_a_sealer_that_never_returns_is_stopped():

@@ -184,6 +184,34 @@ async def test_no_cache_or_versioned_cursors_avoid_the_stitched_listing():
         assert await client_listing(lab.client) == LISTINGS["version_2"]  # the SDK evicted page 1 on -32602
 
 
+async def test_the_default_cache_stores_nothing_on_legacy():
+    async with connect("modern", mode="catalog", era="legacy") as lab:  # CacheConfig(): default_ttl_ms=0
+        await lab.client.list_tools()
+        await lab.client.list_tools()
+    assert CacheConfig().default_ttl_ms == 0
+    assert len(lab.wire.requests("tools/list")) == 2  # a legacy result has no ttlMs: nothing was kept
+
+
+async def test_a_cached_cursor_sent_to_another_process_is_refused():
+    """Two processes of the catalog server share one store under one target_id: the second is served
+    the first's page 1, and its cursor, which only the first process issued."""
+    async def walk_twice(target_ids):
+        store, outcomes = InMemoryResponseCacheStore(), []
+        for target_id in target_ids:
+            config = CacheConfig(store=store, partition="alice", target_id=target_id, default_ttl_ms=60_000)
+            async with connect("catalog", era="legacy", cache=config) as lab:
+                try:
+                    outcomes.append(await client_listing(lab.client))
+                except MCPError as exc:
+                    outcomes.append(mcp_error(exc))
+        return outcomes
+
+    shared = await walk_twice(["catalog", "catalog"])
+    assert shared[0] == ["alpha", "beta", "gamma"]
+    assert_error(shared[1], "cursor_of_another_process")
+    assert await walk_twice(["catalog-1", "catalog-2"]) == [["alpha", "beta", "gamma"]] * 2
+
+
 async def test_list_changed_evicts_only_when_it_is_delivered():
     # legacy: hints are ignored, so cache by default_ttl_ms; the notification arrives and evicts
     async with connect("modern", mode="catalog", era="legacy", cache=CacheConfig(default_ttl_ms=60_000)) as lab:
@@ -269,6 +297,50 @@ async def test_input_required_needs_the_2026_era_and_a_callback(era):
         with pytest.raises(MCPError) as caught:
             await lab.client.call_tool("provision", {"size": "small"})
     assert_error(mcp_error(caught.value), "no_elicitation_callback")
+
+
+async def test_input_required_returned_on_legacy_is_refused_by_the_sdk():
+    """The era-blind mode returns input_required without looking at the era: on a 2025-11-25
+    connection the SDK refuses to send it and answers -32603; the traceback stays on stderr."""
+    async with connect("modern", mode="era-blind", era="legacy") as lab:
+        with pytest.raises(MCPError) as caught:
+            await lab.client.call_tool("provision", {"size": "small"})
+    assert_error(mcp_error(caught.value), "input_required_on_legacy")
+    assert "returned an invalid result\nTraceback" in lab.stderr
+    async with connect("modern", mode="era-blind", era="2026-07-28") as lab:
+        first = await lab.session.call_tool("provision", {"size": "small"}, allow_input_required=True)
+    assert isinstance(first, types.InputRequiredResult)
+
+
+async def test_mcpserver_seals_request_state_itself():
+    """MCPServer's RequestStateBoundary: the client sees an AES-GCM token, not the handler's JSON;
+    the state the handler minted comes back to it in plain; an edited or client-made state is refused."""
+    from mcp import Client
+    from mcp.server import MCPServer
+    from mcp.server.mcpserver import Context
+
+    server = MCPServer("shop")
+    approve = types.ElicitRequest(params=types.ElicitRequestFormParams(
+        message="Approve?", requested_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}}))
+
+    @server.tool()
+    async def provision(size: str, ctx: Context) -> str | types.InputRequiredResult:
+        if ctx.request_state is None:
+            return types.InputRequiredResult(input_requests={"approve": approve},
+                                             request_state=json.dumps({"price": 80}))
+        return f"charged {json.loads(ctx.request_state)['price']} credits"
+
+    yes = {"approve": types.ElicitResult(action="accept", content={"ok": True})}
+    async with Client(server, mode="2026-07-28") as client:
+        call = partial(client.session.call_tool, "provision", {"size": "large"}, allow_input_required=True)
+        first = await call()
+        assert "price" not in first.request_state and first.request_state.startswith("v1.")
+        done = await call(input_responses=yes, request_state=first.request_state)
+        assert done.content[0].text == "charged 80 credits"
+        for forged in (json.dumps({"price": 0}), first.request_state[:-2] + ("AA" if first.request_state[-2:] != "AA" else "BB")):
+            with pytest.raises(MCPError) as caught:
+                await call(input_responses=yes, request_state=forged)
+            assert_error(mcp_error(caught.value), "mcpserver_state_refused")
 
 
 async def region_then_approve(key, params):

@@ -121,7 +121,7 @@ async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, bu
 
     async with connect(active_part["server"], **_lab_options(active_part, s.era, budget, shared)) as active:
         if active_part["server"] == "schema":
-            await walk(active)  # the active session holds a catalog, as in chapters 6 and 7
+            await walk(active)  # the active session holds a catalog, as in chapter 03
         else:
             await active.client.list_tools()  # page 1 of the current catalog, now in the shared cache
         probe = active_part.get("probe")

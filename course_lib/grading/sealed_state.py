@@ -4,8 +4,8 @@ The function is served by ``grading.harness state`` as the ``modern`` server's c
 server at 2026-07-28 (``request_state`` exists only there). Each row of
 ``fixtures/grading/sealed_state.json`` drives ``provision`` by hand on a fresh server: an honest
 order must complete at its price; the chapter's attacks (a forged price, a small order's state
-replayed on a large one) and a state from another server process, a state cut short, and states
-the server never issued must each be refused with -32602 before anything is charged."""
+replayed on a large one) and a state from another server process, a state cut short, and each
+string the server never issued (one row each) must be refused with -32602 before anything is charged."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -67,9 +67,8 @@ async def attack(row: dict, lab) -> str:
         return await resend(lab.session, size, state)
     if kind == "truncated":
         return await resend(lab.session, size, (await first_state(lab.session, size))[:-1])
-    if kind == "garbage":
-        answers = [await resend(lab.session, size, token) for token in row["tokens"]]
-        return f"accepted {row['tokens']!r}: {answers[0]}"
+    if kind == "garbage":  # one string the server never issued: each is a row, judged on its own
+        return f"accepted {row['token']!r}: {await resend(lab.session, size, row['token'])}"
     raise ValueError(f"unknown attack {kind!r}")
 
 

@@ -4,6 +4,8 @@ A mode selects one decision each:
 
 * ``modern``      — working tools (echo, boom, provision, forever), ``request_state`` sent in clear;
 * ``sealed``      — the same tools, but ``request_state`` carries an HMAC the server verifies;
+* ``era-blind``   — the same tools, but ``provision`` and ``forever`` return ``input_required`` in
+  every era, without looking at the negotiated version (the SDK refuses to send it on legacy);
 * ``legacy-only``, ``legacy-versions``, ``future-only``, ``renegotiate`` — how ``server/discover`` is
   refused (``DISCOVER_REFUSALS``): -32601 by a server that knows only the handshake; -32022 naming
   only handshake versions; -32022 naming only a version the client lacks; -32022 naming
@@ -46,7 +48,7 @@ DISCOVER_REFUSALS = {
     "future-only": (types.UNSUPPORTED_PROTOCOL_VERSION, ["2099-01-01"], True, True),
     "renegotiate": (types.UNSUPPORTED_PROTOCOL_VERSION, [MODERN_VERSION], False, False),
 }
-MODES = ("modern", "sealed", *DISCOVER_REFUSALS, "header-mismatch", "catalog", "versioned", "public", "drifting",
+MODES = ("modern", "sealed", "era-blind", *DISCOVER_REFUSALS, "header-mismatch", "catalog", "versioned", "public", "drifting",
          "churning")
 VERSIONED = ("versioned", "drifting", "churning")
 CATALOG_MODES = ("catalog", "public", *VERSIONED)
@@ -187,7 +189,7 @@ class Modern:
             await self.bus.publish(ToolsListChanged())  # reaches 2026-07-28 listeners only
             await ctx.session.send_tool_list_changed()  # a legacy notification (dropped at 2026-07-28)
             return text("catalog version 2")
-        if name in ("provision", "forever") and ctx.protocol_version != MODERN_VERSION:
+        if name in ("provision", "forever") and ctx.protocol_version != MODERN_VERSION and self.mode != "era-blind":
             # An input_required result has no 2025-11-25 form (the SDK would fail the handler):
             # a legacy caller gets a tool error that says so, never a crash.
             return types.CallToolResult(content=[types.TextContent(type="text", text=LEGACY_INPUT)],
