@@ -196,11 +196,21 @@ def solution_cells(path: Path) -> list[tuple[list[str], str]]:
     return out
 
 
+def graded_name(source: str) -> str:
+    """The reference the cell's last line grades (``await grade_x(reference_my_page)``: ``reference_my_page``)."""
+    last = ast.parse(source).body[-1]
+    call = getattr(getattr(last, "value", None), "value", None)
+    first = call.args[0] if isinstance(call, ast.Call) and call.args else None
+    if isinstance(first, ast.Name) and first.id.startswith(("reference_", "Reference")):
+        return first.id
+    return next((n.name for n in ast.parse(source).body if getattr(n, "name", "").startswith("reference_")),
+                "reference")
+
+
 async def run_chapter(path: Path, equivalent: dict, limit: int | None = None, say=print) -> list[Tally]:
     tallies = []
     for before, source in solution_cells(path):
-        name = next((n.name for n in ast.parse(source).body if getattr(n, "name", "").startswith("reference_")),
-                    "reference")
+        name = graded_name(source)
         tally = Tally(f"{path.stem}:{name.removeprefix('reference_')}")
         known = equivalent.get(tally.exercise, {})
         base = await grade(source, chapter_namespace(before))
