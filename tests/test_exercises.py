@@ -28,9 +28,8 @@ EXERCISES = {
     "07_real_software": ("my_prediction", "grade_prediction"),
     "03_schema_cache": [("my_tool_result", "grade_tool_result"), ("my_retrying_candidate", "grade_candidate")],
     "04_resources_and_uris": ("my_read_resource", "grade_read_handler"),
-    "08_stateless_wire": ("my_check_reply", "grade_envelope"),
     "05_snapshot_bundles": [("my_acquire", "grade_bundles"), ("my_read", "grade_snapshot_server")],
-    "08_stateless_wire": ("my_call_tool", "grade_checked_tools"),
+    "08_stateless_wire": [("my_call_tool", "grade_checked_tools"), ("my_check_reply", "grade_envelope")],
     "09_stateless_cache": ("my_sealer", "grade_sealed_state"),
     "10_capstone": ("MyClient", "grade_capstone"),
 }

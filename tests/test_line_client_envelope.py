@@ -2,34 +2,45 @@
 fixtures/atlas/envelope_controls.json: a real atlas session is captured, then replayed
 through a stand-in server with one damaged reply at a time, in normal and ``python -O``.
 
-Chapter 9 runs the replays (in both eras), the assert-based checker and six process faults, and
-nbval re-executes it against its stored tables; these tests hold those stored rows to the oracle
-(so each replay process runs once per suite) and run the one fault the chapter does not show.
+Chapter 08 teaches the named checks, the ``assert`` trap in one cell and ``check_start``; the
+proof that each check stops where it should lives here: the replays in both eras, the
+assert-based checker under ``-O`` (the negative control), every process fault, and what the
+SDK's own client does with the same damaged replies.
 """
 import json
+import logging.handlers
+import os
+import subprocess
+import sys
+import tempfile
 
 import anyio
+import nbformat
 import pytest
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
-from course_lib.chapters.envelope_controls import capture, check_reply_with_asserts, run_controls
-from course_lib.tooling.regen import stored_rows
-from course_lib.paths import NOTEBOOKS, fixture
-from course_lib.line_client import CHECKS, LineClient, WireError, check_reply
+from course_lib.chapters.envelope_controls import capture, check_reply_with_asserts, damaged, run_controls
+from course_lib.paths import NOTEBOOKS, ROOT, fixture
+from course_lib.line_client import CHECKS, LineClient, WireError, check_reply, require
 
 pytestmark = pytest.mark.anyio
 
 ORACLE = json.loads(fixture("atlas", "envelope_controls.json").read_text(encoding="utf-8"))
 REPLAYS = [(row, mode) for row in ORACLE["replays"] for mode in ORACLE["modes"]]
 CHAPTER = NOTEBOOKS / "08_stateless_wire.ipynb"
-
-
-def chapter_rows(cell: str) -> list[dict[str, str]]:
-    return stored_rows(CHAPTER, cell)
+DAMAGES = [row["case"] for row in ORACLE["replays"] if row["started"] and row["case"] != "valid"]
 
 
 @pytest.fixture(scope="module")
 def recorded():
     return anyio.run(capture, "legacy")
+
+
+@pytest.fixture(scope="module")
+def runs(recorded):
+    """Every replay of the oracle, in both interpreters: one client process per mode."""
+    done = anyio.run(run_controls, recorded, [row["case"] for row in ORACLE["replays"]])
+    return {(r.case, r.mode): r for r in done}
 
 
 def test_capture_is_a_clean_real_session(recorded):
@@ -40,6 +51,12 @@ def test_capture_is_a_clean_real_session(recorded):
     assert recorded["exit"] == {"returncode": 0, "forced": False, "trailing_stdout": 0, "stderr": ""}
     assert recorded["sdk"] == "2.3.0"
     assert [x["request"]["id"] for x in requests] == list(range(1, len(requests) + 1))
+    # the handshake, then the reads: tools are not registered (-32601), an unknown URI -32002,
+    # bad prompt arguments -32602; every other reply a result
+    assert [x["request"]["method"] for x in recorded["exchanges"][:2]] == ["initialize", "notifications/initialized"]
+    codes = {x["request"]["method"] + ":" + str(x["reply"]["error"]["code"])
+             for x in requests if "error" in x["reply"]}
+    assert codes == {"resources/read:-32002", "prompts/get:-32602", "tools/list:-32601"}
 
 
 async def test_capture_in_the_stateless_era():
@@ -48,48 +65,54 @@ async def test_capture_in_the_stateless_era():
     assert recorded["exit"]["returncode"] == 0 and not recorded["exit"]["forced"]
     assert recorded["exchanges"][0]["request"]["method"] == "resources/list"  # no handshake
     assert all("_meta" in x["request"]["params"] for x in recorded["exchanges"])
+    assert len(recorded["exchanges"]) == ORACLE["session"]["requests"] - 1  # no initialize, no notification
+    assert recorded["exit"] == {"returncode": 0, "forced": False, "trailing_stdout": 0, "stderr": ""}
 
 
 @pytest.mark.parametrize("row,mode", REPLAYS, ids=[f"{r['case']}[{m}]" for r, m in REPLAYS])
-def test_replay_fails_at_its_named_check(row, mode):
-    runs = {(r["case"], r["interpreter"]): r for r in chapter_rows("runs = await run_controls(recorded, cases)")}
+def test_replay_fails_at_its_named_check(runs, row, mode):
     assert len(runs) == len(REPLAYS)
     run = runs[row["case"], mode]
-    assert run["stopped at"] == row["fails_at"]
-    assert run["started"] == str(row["started"])
-    assert run["replies ok"] == str(row["replies_checked"])
+    assert run.failed_at == row["fails_at"]
+    assert run.started == row["started"]
+    assert run.replies_checked == row["replies_checked"]
     # The interpreter really was (not) optimised: -O strips assert statements.
-    assert run["asserts"] == str(mode == "normal")
+    assert run.asserts_active == (mode == "normal")
     # Started: the stand-in exited by itself after stdin EOF, silently; else no process existed.
-    assert run["clean exit"] == ("True" if row["started"] else "")
+    assert run.exit_clean is (True if row["started"] else None)
 
 
-def test_damaged_replays_in_the_stateless_era_fail_at_the_same_checks():
+async def test_damaged_replays_in_the_stateless_era_fail_at_the_same_checks():
     """The 2026-07-28 capture, replayed with the same damages: same named check, no reply accepted."""
-    rows = [r for r in chapter_rows("modern = await run_controls(stateless, damages)")
-            if r["interpreter"] in ORACLE["modes"]]  # the line under the table is not a row
-    damaged = [(row["case"], mode) for row, mode in REPLAYS if row["started"] and row["case"] != "valid"]
-    assert [(r["damaged reply"], r["interpreter"]) for r in rows] == damaged
+    stateless = await capture("2026-07-28")
+    rows = await run_controls(stateless, DAMAGES)
+    assert [(r.case, r.mode) for r in rows] == [(case, mode) for case in DAMAGES for mode in ORACLE["modes"]]
     fails_at = {row["case"]: row["fails_at"] for row in ORACLE["replays"]}
-    assert all(r["stopped at"] == fails_at[r["damaged reply"]] and r["replies ok"] == "0" for r in rows)
+    assert all(r.failed_at == fails_at[r.case] and r.replies_checked == 0 for r in rows)
 
 
-def test_the_controls_catch_an_assert_based_client():
-    """Control of the controls: the same replays with ``assert`` checks under -O pass or fail elsewhere."""
-    rows = [r for r in chapter_rows("naive = await run_controls(") if r["interpreter"] == "-O"]
-    assert [(r["damaged reply"], r["outcome"]) for r in rows] == \
+async def test_the_controls_catch_an_assert_based_client(recorded):
+    """Control of the controls: the same replays with ``assert`` checks under -O pass or fail elsewhere;
+    without -O the boolean id passes too (True == 1), the other damages stop at an AssertionError."""
+    rows = await run_controls(recorded, DAMAGES, checkers=("asserts",))
+    optimised = [r for r in rows if r.mode == "-O"]
+    assert [(r.case, r.failed_at) for r in optimised] == \
         [(row["case"], row["fails_at"]) for row in ORACLE["asserts_checker_under_O"]]
-    assert all(r["assert statements active"] == "False" for r in rows)
+    assert all(r.asserts_active is False for r in optimised)
+    normal = {r.case: r.failed_at for r in rows if r.mode == "normal"}
+    assert normal == {case: "passed" if case == "boolean-id" else "AssertionError" for case in DAMAGES}
 
 
 async def test_process_faults_fail_at_their_checks(recorded):
-    shown = [(r["server fault"], r["stopped at"]) for r in chapter_rows("faults = await run_controls(")]
     oracle = [(row["case"], row["fails_at"]) for row in ORACLE["process_faults"]]
-    unshown = ["request-mismatch", "exit-code", "mute"]  # chapter 9 shows the stream faults only
-    assert shown == [x for x in oracle if x[0] not in unshown]
-    # The faults the chapter does not show run here.
-    rest = await run_controls(recorded, unshown[1:], modes=("normal",))
-    assert [(r.case, r.failed_at) for r in rest] == [x for x in oracle if x[0] in unshown[1:]]
+    alone = ["request-mismatch"]  # its message is checked below
+    rest = await run_controls(recorded, [c for c, _ in oracle if c not in alone], modes=("normal",))
+    assert [(r.case, r.failed_at) for r in rest] == [x for x in oracle if x[0] not in alone]
+    messages = {r.case: r.message for r in rest}
+    assert messages["stdout-banner"] == "reply to request 1 is not JSON: 'atlas server ready'"
+    assert messages["stderr-line"] == "the server wrote to stderr: 'warning: cache is cold'"
+    assert messages["linger"] == "the server did not exit by itself after stdin EOF"
+    assert messages["trailing-line"] == "4 bytes left on stdout after the last reply"
     [mismatch] = await run_controls(recorded, ["request-mismatch"], modes=("normal",))
     assert (mismatch.case, mismatch.failed_at) in oracle
     assert mismatch.started and mismatch.exit_clean is False
@@ -135,19 +158,123 @@ def test_assert_checker_accepts_a_boolean_id_even_without_O():
     assert check_reply_with_asserts(b'{"jsonrpc":"2.0","id":true,"result":{}}', 1)["id"] is True
 
 
-def test_each_checker_alone_in_python_and_python_O():
-    """Chapter 9's side-by-side cell: both checkers on the damaged first replies, in two interpreters."""
-    rows = chapter_rows("side_by_side = []")
-    shown = [(r["damaged reply"], r["interpreter"], r["assert version"], r["explicit version"]) for r in rows]
-    assert shown == [(row["case"], interpreter, row["asserts"][mode], row["explicit"])
-                     for row in ORACLE["checkers_alone"]
-                     for interpreter, mode in (("python", "normal"), ("python -O", "-O"))]
+CHILD = """
+import json, sys
+from course_lib.chapters.envelope_controls import check_reply_with_asserts
+from course_lib.line_client import WireError, check_reply
+
+def outcome(check, line):
+    try:
+        check(line, 1)
+        return "accepted"
+    except WireError as exc:
+        return exc.check
+    except Exception as exc:
+        return type(exc).__name__
+
+for line in sys.stdin.buffer.read().splitlines():
+    print(json.dumps([outcome(check, line) for check in (check_reply_with_asserts, check_reply)]))
+"""
+
+
+def first_reply(recorded: dict, case: str) -> bytes:
+    """The damaged reply to request 1, as the stand-in server sends it."""
+    return json.dumps(damaged(recorded, case)["exchanges"][0]["reply"]).encode()
+
+
+def test_each_checker_alone_in_python_and_python_O(recorded):
+    """Both checkers on the damaged first replies, each in a fresh python and python -O."""
+    cases = [row["case"] for row in ORACLE["checkers_alone"]]
+    replies = b"\n".join(first_reply(recorded, case) for case in cases)
+    seen = {}
+    for mode, flags in (("normal", []), ("-O", ["-O"])):
+        done = subprocess.run([sys.executable, *flags, "-c", CHILD], input=replies, capture_output=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True, timeout=120)
+        seen[mode] = [json.loads(line) for line in done.stdout.splitlines()]
+    for i, row in enumerate(ORACLE["checkers_alone"]):
+        for mode in ("normal", "-O"):
+            assert seen[mode][i] == [row["asserts"][mode], row["explicit"]], (row["case"], mode)
+
+
+def chapter_check_start():
+    """The chapter's ``check_start`` cell, run as it is written."""
+    nb = nbformat.read(CHAPTER, as_version=4)
+    (source,) = [c.source for c in nb.cells if c.cell_type == "code" and c.source.startswith("def check_start(")]
+    namespace = {"json": json, "WireError": WireError, "require": require}
+    exec(compile(source, "check_start", "exec"), namespace)
+    return namespace["check_start"]
 
 
 def test_the_cell_written_checks_agree_with_check_reply_on_their_three_rules():
-    rows = chapter_rows("agree_rows = []")
-    assert len(rows) == 8  # the seven lines of the chapter's first table and a notification
+    check_start = chapter_check_start()
+    lines = [b'{"jsonrpc":"2.0","id":1,"result":{}}', b"atlas server ready", b"[1]",
+             b'{"jsonrpc":"1.0","id":1,"result":{}}', b'{"jsonrpc":"2.0","id":true,"result":{}}',
+             b'{"jsonrpc":"2.0","id":2,"result":{}}', b'{"jsonrpc":"2.0","id":1}',
+             b'{"jsonrpc":"2.0","method":"notifications/message","params":{}}']
+
+    def outcome(check, line):
+        try:
+            check(line, 1)
+            return "accepted"
+        except WireError as exc:
+            return exc.check
+
     first = ("stdout_noise", "response_object", "jsonrpc_version")
-    assert all(r["check_start"] in first + ("accepted",) and r["check_reply"] in CHECKS + ("accepted",) for r in rows)
-    assert all((r["same"] == "True") == (r["check_reply"] in first + ("accepted",)) for r in rows)
-    assert [r["check_start"] for r in rows].count("accepted") == 5  # the rules the exercise writes
+    rows = [(outcome(check_start, line), outcome(check_reply, line)) for line in lines]
+    assert rows == [("accepted", "accepted"), *((c, c) for c in first), ("accepted", "id_type"),
+                    ("accepted", "id_match"), ("accepted", "result_xor_error"), ("accepted", "id_type")]
+
+
+SDK_SERVER = """import json, sys
+first_line, page = sys.argv[1], json.loads(sys.argv[2])
+for line in sys.stdin:
+    request = json.loads(line)
+    if request.get("id") == 1:           # initialize: the damaged reply, verbatim
+        print(first_line, flush=True)
+    elif "id" in request:                # later requests: the captured page; notifications: none
+        print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": page}), flush=True)
+"""
+
+
+async def sdk_on(recorded: dict, case: str) -> tuple[str, str]:
+    """The plain SDK: ``session.initialize()`` gets the damaged reply, then ``list_resources()``."""
+    page = next(x["reply"]["result"] for x in recorded["exchanges"] if x["request"]["method"] == "resources/list")
+    argv = ["-c", SDK_SERVER, first_reply(recorded, case).decode(), json.dumps(page)]
+    with tempfile.TemporaryFile("w+") as errlog:  # the server's stderr: never sys.stderr
+        params = StdioServerParameters(command=sys.executable, args=argv)
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write, read_timeout_seconds=1.5) as session:
+                try:
+                    answer = f"returned {(await session.initialize()).protocol_version}"
+                except MCPError as exc:
+                    answer = f"MCPError {exc.code}: {exc.message}"
+                after = await session.list_resources()
+    return answer, f"{len(after.resources)} resources"
+
+
+async def test_the_sdks_own_client_keeps_the_session_and_names_no_damage(recorded):
+    """The SDK drops what its types refuse (logged at ERROR) or a reply to an unknown id (DEBUG only,
+    below the default WARNING), then times out; it reads result-and-error as the error; and it keeps
+    the session: request 2 gets its page every time. No damage is named to the caller."""
+    sdk_log = logging.getLogger("mcp")
+    level, propagate = sdk_log.level, sdk_log.propagate
+    sdk_log.setLevel(logging.DEBUG)
+    sdk_log.propagate = False
+    try:
+        for row in ORACLE["sdk_client_on_damage"]:
+            caught = logging.handlers.BufferingHandler(capacity=100)
+            sdk_log.addHandler(caught)
+            try:
+                answer, after = await sdk_on(recorded, row["case"])
+            finally:
+                sdk_log.removeHandler(caught)
+            logged = [f"{r.levelname} {r.getMessage()}" for r in caught.buffer]
+            assert answer.startswith(row["initialize"]), (row["case"], answer)
+            if row["logged"] is None:
+                assert logged == [], (row["case"], logged)
+            else:
+                assert logged and logged[0].startswith(row["logged"]), (row["case"], logged)
+            assert after == row["request_2"], row["case"]
+    finally:
+        sdk_log.setLevel(level)
+        sdk_log.propagate = propagate

@@ -1,4 +1,4 @@
-"""Chapter 5's exercise: ``my_call_tool(name, arguments, catalog)``, a checking ``tools/call`` handler.
+"""Chapter 8's first exercise: ``my_call_tool(name, arguments, catalog)``, a checking ``tools/call`` handler.
 
 The function is served by ``grading.harness tools`` as a real stdio server in each era of
 ``fixtures/grading/checked_tools.json``. Every row sends its calls through the audit's strict

@@ -1,4 +1,4 @@
-"""Chapter 9's exercise: ``my_check_reply(line, request_id)``, judged on damaged replays.
+"""Chapter 8's second exercise: ``my_check_reply(line, request_id)``, judged on damaged replays.
 
 A real atlas session is captured in each era, its first reply damaged as each row of
 ``fixtures/grading/envelope.json`` says, and replayed through the stand-in with the student's
