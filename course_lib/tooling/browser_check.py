@@ -348,6 +348,18 @@ async def _drive(lab: JupyterLab, jobs: list[tuple[str, Path]], probe: str | Non
     return list(results), probe_text
 
 
+def _copy_without_answers(source: Path, target: Path) -> None:
+    """The chapter as the check runs it: a self-check's answers cell answers only in the instructor's
+    ``notebooks/`` folder (anywhere else it refuses, by design), so the copy leaves it out."""
+    import nbformat
+
+    from course_lib.tooling.student_copy import ANSWERS, tags
+
+    nb = nbformat.read(source, as_version=4)
+    nb.cells = [cell for cell in nb.cells if ANSWERS not in tags(cell)]
+    nbformat.write(nb, target)
+
+
 def run(notebooks: list[Path], *, timeout: float = 300.0, parallel: int = 2, shots: Path | None = None,
         probe: bool = True, budget: float = 900.0, course_root: Path = ROOT) -> dict:
     """Run the check; return a report (also printed by ``main``).
@@ -363,8 +375,9 @@ def run(notebooks: list[Path], *, timeout: float = 300.0, parallel: int = 2, sho
     (root_dir / "notebooks").mkdir(parents=True)
     jobs = []
     for path in notebooks:
-        shutil.copy(path, root_dir / "notebooks" / path.name)
-        jobs.append((f"notebooks/{path.name}", path))
+        copy = root_dir / "notebooks" / path.name
+        _copy_without_answers(path, copy)
+        jobs.append((f"notebooks/{path.name}", copy))
     probe_rel = None
     if probe:
         missing_model_notebook(root_dir / "stale_widget.ipynb", workdir / "data")
