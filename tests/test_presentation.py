@@ -114,16 +114,15 @@ def test_a_stored_widget_shows_its_first_state_not_a_placeholder(path):
                 assert "course-widget-still" in str(data.get("text/html", "")), f"cell {i}"
 
 
-def test_the_chapter_map_lists_every_chapter_in_order_with_its_minutes():
-    """Chapter 00's map: one row per chapter, in order, each with the minutes this tool measures."""
-    import re
-
+def test_the_chapter_map_names_each_days_chapters_as_the_plan_places_them():
+    """Chapter 00's short map: the chapters of each day after the orientation, and the appendix."""
     (cell,) = [c for c in read(CHAPTERS[0]).cells if c.get("id") == "00-map"]
-    rows = re.findall(r"^\| [^|]+ \| \[(\d\d_\w+)\]\(\1\.ipynb\) \| .+ \| (\d+) \|$", cell.source, re.M)
-    assert [stem for stem, _ in rows] == [p.stem for p in CHAPTERS]
-    for stem, minutes in rows:
-        measured = P.minutes(read(P.chapters()[[p.stem for p in CHAPTERS].index(stem)]))
-        assert abs(int(minutes) - measured) <= 1, (stem, minutes, round(measured))
+    days = {n: [e["stem"][:2] for e in P.plan()["chapters"] if e.get("two_days") == n and e["stem"] != CHAPTERS[0].stem]
+            for n in (1, 2)}
+    text = " ".join(cell.source.split())
+    assert f"Day one ({days[1][0]}–{days[1][-1]})" in text and f"Day two ({days[2][0]}–{days[2][-1]})" in text
+    assert f"{CHAPTERS[-1].name[:2]} is the appendix" in text
+    assert [e["stem"] for e in P.plan()["chapters"] if e.get("two_days") is None] == [CHAPTERS[-1].stem]
 
 
 # -- the tracks -------------------------------------------------------------------------------
