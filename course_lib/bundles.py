@@ -5,7 +5,7 @@ edit, the other after it). ``acquire`` reads a bundle only through a manifest th
 revision and the exact list of its pinned URIs, reads every pinned URI, asks for the review
 prompt of the same revision and compares the prompt's embedded texts with the reads.
 
-When the server says a snapshot is unavailable (-32002), the whole acquisition is discarded and
+When the server says a snapshot is unavailable (-31001), the whole acquisition is discarded and
 restarted **once** from a new manifest. A file is never patched with a ``latest/`` read, and
 there is no second restart: if the new snapshot is also unavailable, the failure stands.
 
@@ -31,12 +31,12 @@ from typing import Literal, Mapping
 from mcp import MCPError
 
 from course_lib.errors import CheckFailed, CourseError
-from course_lib.protocol import RESOURCE_NOT_FOUND
+from course_lib.protocol import SNAPSHOT_UNAVAILABLE
 
 MANIFEST_URI = "project://atlas/manifest"
 PINNED_PREFIX = "project://atlas/"
 PROMPT = "review-snapshot"
-UNAVAILABLE = RESOURCE_NOT_FOUND  # what a server says of a revision it no longer holds
+UNAVAILABLE = SNAPSHOT_UNAVAILABLE  # what a server says of a revision it no longer holds (-31001)
 TEXT_MIME = "text/plain"
 
 CHECKS = ("manifest_shape", "manifest_membership", "pinned_read", "snapshot_oracle", "prompt_shape",
@@ -54,7 +54,7 @@ class BundleError(CheckFailed):
 
 
 class SnapshotUnavailable(CourseError):
-    """The server no longer holds the revision (-32002): reacquire the whole bundle."""
+    """The server no longer holds the revision (-31001): reacquire the whole bundle."""
 
     reason = "snapshot_unavailable"
 
@@ -143,7 +143,7 @@ async def read_manifest(lab, cache_mode: CacheMode = "refresh") -> Manifest:
 
 
 async def read_pinned(lab, manifest: Manifest, cache_mode: CacheMode = "refresh") -> dict[str, str]:
-    """Every pinned URI of the manifest, in order; -32002 becomes ``SnapshotUnavailable``."""
+    """Every pinned URI of the manifest, in order; -31001 becomes ``SnapshotUnavailable``."""
     texts: dict[str, str] = {}
     for uri in manifest.uris:
         try:
@@ -171,7 +171,7 @@ def check_oracle(revision: str, texts: Mapping[str, str], oracle: Oracle) -> Non
 
 
 async def review_prompt(lab, revision: str) -> tuple[str, dict[str, str]]:
-    """The prompt of ``revision``: (instruction, {embedded URI: text}); -32002 → ``SnapshotUnavailable``."""
+    """The prompt of ``revision``: (instruction, {embedded URI: text}); -31001 → ``SnapshotUnavailable``."""
     try:
         result = await lab.client.get_prompt(PROMPT, {"revision": revision})
     except MCPError as exc:

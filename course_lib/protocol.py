@@ -27,6 +27,12 @@ INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002  # 2025-11-25 and earlier; retired (never reused) at 2026-07-28
 UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28: the envelope names a version the server lacks
 
+# The course's own application-defined error (no MCP code): the snapshot server's "this revision is
+# gone; reacquire the whole bundle". Outside JSON-RPC's reserved -32768..-32000, so the same in both
+# eras: 2026-07-28 forbids new codes in -32000..-32019, keeps -32020..-32099 for the specification and
+# retires -32002, which also means "no such resource", an answer a reader must not retry.
+SNAPSHOT_UNAVAILABLE = -31001
+
 # The SDK's own codes for what happened on the client side; never sent on the wire.
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001

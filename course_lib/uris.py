@@ -18,9 +18,12 @@ from urllib.parse import quote
 
 from mcp import MCPError
 
-# Not found is RESOURCE_NOT_FOUND up to 2025-11-25; at 2026-07-28 (SEP-2164) and in MCPServer it is
-# INVALID_PARAMS with data.uri. Real servers also send -32602 without data, -32603 and 0 (``not_found``).
-from course_lib.protocol import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND
+# The course's one rule for "no such resource" (``missing`` answers it, ``judge_missing`` holds it):
+# an error whose data.uri names the URI as sent, with the era's code. 2026-07-28 (SEP-2164): -32602, a
+# MUST, and -32002 MUST NOT be sent (retired, never reused). 2025-11-25: -32002, the spec's SHOULD;
+# -32602 with data.uri (what MCPServer sends in both eras) is recognised too. A client accepts both
+# codes in either era. Real servers also send -32602 without data, -32603 and 0 (``not_found``).
+from course_lib.protocol import INTERNAL_ERROR, INVALID_PARAMS, MODERN_VERSION, RESOURCE_NOT_FOUND
 
 _VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -97,6 +100,30 @@ def is_not_found(exc: BaseException) -> bool:
     if not isinstance(exc, MCPError):
         return False
     return not_found(exc).recognisable
+
+
+def missing(uri: str, protocol_version: str | None) -> MCPError:
+    """A server's answer to a ``resources/read`` of a URI it does not serve, by the course's rule:
+    ``-32602`` at 2026-07-28, ``-32002`` before it, each with ``data.uri`` = the URI as sent."""
+    code = INVALID_PARAMS if protocol_version == MODERN_VERSION else RESOURCE_NOT_FOUND
+    return MCPError(code, "Resource not found", {"uri": uri})
+
+
+def judge_missing(error, era: str, uri: str | None = None) -> str | None:
+    """None when ``error`` (an error answer, as ``not_found`` takes it) is a not-found answer the
+    rule accepts in ``era`` (``"legacy"`` or 2026-07-28) for ``uri``; else why not, in one line."""
+    answer = not_found(error)
+    modern = era == MODERN_VERSION
+    if answer.kind == "resource-not-found" and modern:
+        return "-32002 is retired at 2026-07-28 and MUST NOT be sent: not-found is -32602 with data.uri"
+    if not answer.recognisable:
+        return f"code {answer.code} ({answer.kind}) is not a not-found answer: -32002 or -32602 with data.uri"
+    if uri is not None:
+        data = error.error.data if isinstance(error, MCPError) else (
+            error.get("data") if isinstance(error, dict) else getattr(error, "data", None))
+        if not isinstance(data, dict) or data.get("uri") != uri:
+            return f"data.uri must name the URI as sent ({uri!r}), not {data!r}"[:120]
+    return None
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ def test_is_not_found_accepts_both_codes_only():
 
 
 async def test_atlas_every_row_prompt_and_tools(era):
-    code = EXPECTED["not_found"]["classic"]
+    code = EXPECTED["not_found"]["classic"][era]
     async with connect("atlas", era=era) as lab:
         if era == "legacy":
             caps = lab.session.server_capabilities  # from the initialize result
@@ -122,7 +122,7 @@ async def test_atlas_every_row_prompt_and_tools(era):
                  + [c["uri"] for c in EXPECTED["expansions"]])
     assert seen == sent_uris
     assert lab.stderr == "" and lab.noise == []
-    # On the wire the not-found answer is the same JSON-RPC error in both eras.
+    # On the wire the not-found answer is the era's JSON-RPC error (-32002, then -32602), data.uri in both.
     errors = [f.message["error"] for f in lab.wire if f.direction == "←" and f.kind == "error"]
     assert {"code": code, "message": "Resource not found", "data": {"uri": "file:///etc/passwd"}} in errors
 
@@ -134,7 +134,7 @@ async def test_sep_2164_mode_answers_invalid_params_with_data_uri(era):
                 result = await lab.session.read_resource(row["uri"])
             except MCPError as exc:
                 assert row["sdk_2_3_0"] == "not-found", row["uri"]
-                assert exc.error.code == EXPECTED["not_found"]["sep-2164"] == types.INVALID_PARAMS
+                assert exc.error.code == EXPECTED["not_found"]["sep-2164"][era] == types.INVALID_PARAMS
                 assert exc.error.data == {"uri": row["uri"]}
                 assert is_not_found(exc)
             else:

@@ -140,7 +140,7 @@ async def test_uris_never_read_outside_the_allowlist(era):
                 result = await lab.session.read_resource(uri)
             except MCPError as exc:
                 assert uri not in ALLOWED, f"an allowlisted URI was refused: {uri!r}"
-                assert (exc.error.code, exc.error.message) == (not_found["code"], not_found["message"])
+                assert (exc.error.code, exc.error.message) == (not_found["code"][era], not_found["message"])
                 assert exc.error.data == {"uri": uri}  # the URI comes back verbatim, never "fixed"
                 outcomes["refused"] += 1
                 return

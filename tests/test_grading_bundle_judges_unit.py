@@ -134,7 +134,7 @@ def test_the_prompt_is_asked_of_no_other_bundle_and_the_facts_come_first():
     (o.raised(bundles.BundleError("pinned_read", "x")), o.WRONG_REFUSAL, "refused: BundleError(pinned_read): x"),
     # the server's own error passed on, a typed error of another kind, the student's own exception
     (o.raised(MCPError(bundles.UNAVAILABLE, "Snapshot unavailable")), o.CRASH,
-     "your code crashed: MCPError -32002: Snapshot unavailable"),
+     "your code crashed: MCPError -31001: Snapshot unavailable"),
     (o.raised(bundles.SnapshotUnavailable("r2", "manifest", "gone")), o.CRASH,
      "your code crashed: SnapshotUnavailable"),
     (o.raised(CheckFailed("recovery", "not the bundle's error")), o.CRASH, "your code crashed: CheckFailed"),

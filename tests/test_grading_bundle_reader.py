@@ -38,7 +38,7 @@ async def read_text(lab, uri: str, cache_mode: str = "refresh") -> str:
 
 
 async def prompt(lab, revision: str) -> None:
-    await lab.client.get_prompt(bundles.PROMPT, {"revision": revision})  # -32002 raises MCPError
+    await lab.client.get_prompt(bundles.PROMPT, {"revision": revision})  # -31001 (gone) raises MCPError
 
 
 async def attempt(lab, manifest) -> dict:
@@ -72,7 +72,7 @@ async def two_attempts_with_prompt(lab):
 # -- known-wrong readers ------------------------------------------------------------------------
 
 def restarting(name: str, restarts: float, cache_mode: str = "refresh", membership: bool = False):
-    """A reader that restarts on -32002 up to ``restarts`` times; the last -32002 propagates."""
+    """A reader that restarts on -31001 (gone) up to ``restarts`` times; the last one propagates."""
     async def reader(lab):
         done, previous = 0, None
         while True:
@@ -90,13 +90,13 @@ def restarting(name: str, restarts: float, cache_mode: str = "refresh", membersh
 
 
 restarts_forever = restarting("restarts_forever", math.inf)
-never_restarts = restarting("never_restarts", 0)  # raises on the first -32002
+never_restarts = restarting("never_restarts", 0)  # raises on the first "unavailable"
 skips_membership = restarting("skips_membership", 1)  # one restart, but no check of the new manifest
 trusts_the_cache = restarting("trusts_the_cache", 1, "use", membership=True)  # manifests from the response cache
 
 
 async def returns_partial(lab):
-    """Stops at the -32002 and returns the texts read so far."""
+    """Stops at the first "unavailable" and returns the texts read so far."""
     manifest = await bundles.read_manifest(lab)
     texts = {}
     for uri in manifest.uris:
@@ -166,7 +166,7 @@ async def test_the_chapters_own_reader_is_unavailable_to_the_exercise():
     (returns_partial, [BETWEEN], [MIXED, CHANGED_BETWEEN],
      "the server saw 1 manifest read; returned bundle r1 (r1/design missing)"),
     (never_restarts, [BETWEEN], [CHANGED, CHANGED_BETWEEN, AFTER_PROMPT],
-     "the server saw 1 manifest read; your code crashed: MCPError -32002: Snapshot unavailable"),
+     "the server saw 1 manifest read; your code crashed: MCPError -31001: Snapshot unavailable"),
     (skips_membership, [INCOMPLETE], [EXPIRED, BETWEEN],
      "returned bundle r2 (r2/design missing) instead of BundleError(manifest_membership)"),
     (wrong_check, [INCOMPLETE], [EXPIRED],
@@ -197,7 +197,7 @@ async def test_a_cached_manifest_fails_only_where_the_server_sends_ttl():
     card = await grade_bundles(trusts_the_cache, only=[EXPIRED, CACHED])
     assert [(v.scenario.name, v.scenario.era) for v in card.failures()] == [(CACHED, "2026-07-28")], card.text()
     assert card.verdict_of(CACHED, "2026-07-28").observed.startswith(
-        "the server saw 1 manifest read; your code crashed: MCPError -32002")
+        "the server saw 1 manifest read; your code crashed: MCPError -31001")
 
 
 async def test_unknown_scenario_is_a_clear_error():

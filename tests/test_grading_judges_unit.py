@@ -94,7 +94,7 @@ def test_every_wrong_return_fails(value, sent, observed):
     (o.raised(bundles.BundleError("manifest_membership", "other documents")), o.WRONG_REFUSAL,
      "refused: BundleError(manifest_membership)"),
     # the server's own error passed on, the student's own exception, a typed error of another kind
-    (o.raised(MCPError(bundles.UNAVAILABLE, "Snapshot unavailable")), o.CRASH, "your code crashed: MCPError -32002"),
+    (o.raised(MCPError(bundles.UNAVAILABLE, "Snapshot unavailable")), o.CRASH, "your code crashed: MCPError -31001"),
     (o.raised(ValueError("r2 is gone")), o.CRASH, "your code crashed: ValueError: r2 is gone"),
     (o.raised(CheckFailed("recovery", "not the bundle's error")), o.CRASH, "your code crashed"),
     (o.hung(3), o.HANG, "no result within 3 s (stopped)"),

@@ -15,8 +15,9 @@ R1 = "project://atlas/r1/design"
 R2 = "project://atlas/r2/design"
 GONE = "Snapshot unavailable; reacquire the whole bundle"
 TEXTS_R1 = {"texts": "r1"}
-REFUSED = {"code": -32002}
-GONE_EXACTLY = {"code": -32002, "message": GONE}
+UNAVAILABLE = -31001  # the snapshot's own application-defined code, the same in both eras
+REFUSED = {"code": UNAVAILABLE}
+GONE_EXACTLY = {"code": UNAVAILABLE, "message": GONE}
 
 
 def text(uri, body, mime="text/plain"):
@@ -43,7 +44,7 @@ def test_the_fixed_text_as_text_plain_passes():
 
 
 @pytest.mark.parametrize("answer, said", [
-    (error(-32002, GONE), "r1/design: answered MCPError -32002"),
+    (error(UNAVAILABLE, GONE), "r1/design: answered MCPError -31001"),
     (error(-32602, "Invalid params"), "r1/design: answered MCPError -32602"),
 ])
 def test_any_refusal_where_a_text_is_due_is_a_wrong_refusal(answer, said):
@@ -84,10 +85,33 @@ def test_another_code_is_a_wrong_refusal_whatever_its_message(expect, code):
 
 @pytest.mark.parametrize("message", ["Resource not found", "snapshot unavailable", ""])
 def test_the_right_code_with_another_message_fails_where_the_message_is_required(message):
-    kind, observed = failure(GONE_EXACTLY, R1, error(-32002, message))
-    assert kind == WRONG_REFUSAL and observed.endswith(f"not -32002 {GONE!r}")
-    assert judge_read(REFUSED, R1, error(-32002, message), ORACLE) is None  # any message where none is named
+    kind, observed = failure(GONE_EXACTLY, R1, error(UNAVAILABLE, message))
+    assert kind == WRONG_REFUSAL and observed.endswith(f"not -31001 {GONE!r}")
+    assert judge_read(REFUSED, R1, error(UNAVAILABLE, message), ORACLE) is None  # any message where none is named
 
 
 def test_the_right_code_and_message_pass():
-    assert judge_read(GONE_EXACTLY, R1, error(-32002, GONE), ORACLE) is None
+    assert judge_read(GONE_EXACTLY, R1, error(UNAVAILABLE, GONE), ORACLE) is None
+
+
+NOT_FOUND = {"not_found": True}
+MISS = "project://atlas/r2/notes"
+
+
+@pytest.mark.parametrize("era, code, data, passes", [
+    ("legacy", -32002, {"uri": MISS}, True),        # the 2025-11-25 code
+    ("legacy", -32602, {"uri": MISS}, True),        # the 2026-07-28 code, recognised in 2025-11-25 too
+    ("2026-07-28", -32602, {"uri": MISS}, True),
+    ("2026-07-28", -32002, {"uri": MISS}, False),   # retired at 2026-07-28: MUST NOT be sent
+    ("legacy", -32602, None, False),                # -32602 without data.uri is any bad parameter
+    ("legacy", -32002, {"uri": "project://atlas/r2/other"}, False),  # data.uri must name the URI sent
+    ("2026-07-28", UNAVAILABLE, {"uri": MISS}, False),  # the snapshot's domain code is not "not found"
+])
+def test_a_uri_never_served_gets_the_eras_not_found(era, code, data, passes):
+    answer = MCPError(code, "Resource not found", data)
+    if passes:
+        assert judge_read(NOT_FOUND, MISS, answer, ORACLE, era) is None
+    else:
+        with pytest.raises(Failed) as caught:
+            judge_read(NOT_FOUND, MISS, answer, ORACLE, era)
+        assert caught.value.kind == WRONG_REFUSAL

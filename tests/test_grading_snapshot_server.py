@@ -14,9 +14,11 @@ from course_lib.grading.snapshot_server import grade_snapshot_server
 from course_lib.paths import NOTEBOOKS
 from course_lib.servers.snapshot import Snapshots
 from course_lib.tooling.student_copy import solution_sources
+from course_lib.uris import missing
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
+UNAVAILABLE = -31001  # the snapshot's own application-defined code, the same in both eras
 GONE = "Snapshot unavailable; reacquire the whole bundle"
 ALL = {"r1 pinned, r2 current", "r2 pinned", "URIs it never served", "r1 dropped", "a revision it never had",
        "r2 still held"}
@@ -28,7 +30,7 @@ def reference(tmp_path):
     tree = ast.parse("\n".join(solution_sources(nb)))
     tree.body = [node for node in tree.body if not any(isinstance(n, ast.Await) for n in ast.walk(node))]
     path = tmp_path / "chapter_reference.py"
-    path.write_text("from mcp import MCPError\nfrom course_lib import bundles\n" + ast.unparse(tree), encoding="utf-8")
+    path.write_text("from mcp import MCPError\nfrom course_lib import bundles, uris\n" + ast.unparse(tree), encoding="utf-8")
     spec = importlib.util.spec_from_file_location("chapter_reference", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -49,17 +51,21 @@ def falls_back(store, uri):
     revision, document = parts(store, uri)
     docs = store.revisions.get(revision, store.revisions[store.current])
     if not uri.startswith(store.base) or document not in docs:
-        raise MCPError(-32002, "Resource not found")
+        raise missing(uri, store.protocol_version)
     return "text/plain", docs[document]
+
+
+def pinned(revision):
+    return revision[:1] == "r" and revision[1:].isdigit()
 
 
 def serves_current(store, uri):
     """Reads the document's name from the URI and answers the current revision's text."""
     revision, document = parts(store, uri)
     if revision not in store.revisions:
-        raise MCPError(-32002, GONE)
+        raise MCPError(UNAVAILABLE, GONE) if pinned(revision) else missing(uri, store.protocol_version)
     if document not in store.revisions[store.current]:
-        raise MCPError(-32002, "Resource not found")
+        raise missing(uri, store.protocol_version)
     return "text/plain", store.revisions[store.current][document]
 
 
@@ -86,10 +92,10 @@ def only_r1_gone(store, uri):
     """Knows that r1 was dropped, and nothing else: r9 falls back to the current revision."""
     revision, document = parts(store, uri)
     if revision == "r1" and revision not in store.revisions:
-        raise MCPError(-32002, GONE)
+        raise MCPError(UNAVAILABLE, GONE)
     docs = store.revisions.get(revision, store.revisions[store.current])
     if document not in docs:
-        raise MCPError(-32002, "Resource not found")
+        raise missing(uri, store.protocol_version)
     return "text/plain", docs[document]
 
 
@@ -97,26 +103,28 @@ def first_segment(store, uri):
     """Takes the first path segment after the revision as the document: r2/design/extra is served."""
     revision, document = parts(store, uri)
     if revision not in store.revisions:
-        raise MCPError(-32002, GONE)
+        raise MCPError(UNAVAILABLE, GONE)
     document = document.split("/")[0]
     if document not in store.revisions[revision]:
-        raise MCPError(-32002, "Resource not found")
+        raise missing(uri, store.protocol_version)
     return "text/plain", store.revisions[revision][document]
 
 
 def markdown(store, uri):
     """The right texts, as text/markdown."""
     revision, document = parts(store, uri)
+    if pinned(revision) and revision not in store.revisions:
+        raise MCPError(UNAVAILABLE, GONE)
     if revision not in store.revisions or document not in store.revisions[revision]:
-        raise MCPError(-32002, GONE)
+        raise missing(uri, store.protocol_version)
     return "text/markdown", store.revisions[revision][document]
 
 
 def vague(store, uri):
-    """-32002 for every miss, but with 'Resource not found' where the revision is gone."""
+    """The era's not-found for every miss, where the revision is gone too."""
     revision, document = parts(store, uri)
     if revision not in store.revisions or document not in store.revisions[revision]:
-        raise MCPError(-32002, "Resource not found")
+        raise missing(uri, store.protocol_version)
     return "text/plain", store.revisions[revision][document]
 
 
@@ -125,7 +133,7 @@ async def test_a_fallback_to_the_current_revision_is_a_missing_refusal():
     assert {v.scenario.name for v in card.failures()} == {"r1 dropped", "a revision it never had"}, card.text()
     verdict = assert_flagged(card, "r1 dropped", "r2 still held",
                              "r1/requirements: answered the r2 text 'R2: cancellation visible immediately.\\n' "
-                             "instead of -32002")
+                             "instead of -31001")
     assert verdict.failure_class == MISSING_REFUSAL
 
 
@@ -143,7 +151,7 @@ async def test_the_wrong_error_code_is_a_wrong_refusal():
                                                           "a revision it never had"}, card.text()
     verdict = card.verdict_of("r1 dropped")
     assert verdict.failure_class == WRONG_REFUSAL
-    assert verdict.observed == f"r1/requirements: answered MCPError -32602: {GONE}, not -32002 {GONE!r}"
+    assert verdict.observed == f"r1/requirements: answered MCPError -32602: {GONE}, not -31001 {GONE!r}"
 
 
 async def test_a_function_that_raises_its_own_error_is_a_crash():
@@ -189,6 +197,6 @@ async def test_the_course_server_is_unavailable_to_the_exercise():
 
 def test_the_server_file_holds_the_function_and_what_it_uses():
     source = module_source(only_r1_gone)
-    for needed in ("def only_r1_gone(", "def parts(", "GONE = ", "MCPError"):
+    for needed in ("def only_r1_gone(", "def parts(", "GONE = ", "UNAVAILABLE = ", "MCPError"):
         assert needed in source
     compile(source, "student_server.py", "exec")

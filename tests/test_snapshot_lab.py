@@ -109,7 +109,7 @@ CACHED = dict(era="2026-07-28", ttl_ms=60000, cache_mode="use")
     ("expired", "recovery", "the new manifest names r1 again, which the server no longer holds",
      bundles.MANIFEST_URI),
     # The second r1 read is served from the cache after the server dropped r1.
-    ("retired", "expired_resource", "pinned r1/requirements answered (the r1 text) instead of failing with -32002",
+    ("retired", "expired_resource", "pinned r1/requirements answered (the r1 text) instead of failing with -31001",
      R1[0]),
 ], ids=["stale-manifest-hides-r2", "stale-manifest-defeats-recovery", "stale-r1-text-hides-expiry"])
 async def test_response_cache_recreates_a_stale_bundle(scenario, check, message, uri):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from course_lib.audit.session import PROBE_ENDED, Context, ProbeFailed, describe_error, error_of, probe
-from course_lib.uris import expand, not_found
+from course_lib.uris import expand, judge_missing, not_found
 
 MAX_CANONICAL = 200  # resources read under their own URI
 MAX_SPELLED = 3  # resources whose URI is also read in every odd spelling
@@ -20,6 +20,7 @@ MAX_TEMPLATES = 5
 CANONICAL = "SHOULD (course: a read answers under the URI asked for)"
 SPELLING = "SHOULD (spec: resources, URIs are exact)"
 NOT_FOUND = "SHOULD (spec: resources, error handling)"
+NOT_FOUND_RETIRED = "MUST NOT (spec 2026-07-28: -32002 is retired; not-found is -32602)"
 MISSING_PATH = "course-audit-missing/no-such-resource"
 
 
@@ -104,7 +105,10 @@ async def _missing(wire, scheme_of: str, era: str, report) -> None:
         report.add("uri.missing", "INFO", NOT_FOUND, era, f"{uri} was served (a template may match it)", "resources")
         return
     answer = not_found(error)
-    if answer.recognisable:
+    if answer.recognisable and judge_missing(error, era) is not None:  # the course's one rule: -32002 at 2026-07-28
+        report.add("uri.missing", "FAIL", NOT_FOUND_RETIRED, era, f"code {answer.code} ({answer.kind}): "
+                   f"{judge_missing(error, era)}", "resources")
+    elif answer.recognisable:
         report.add("uri.missing", "PASS", NOT_FOUND, era, f"not found: code {answer.code} ({answer.kind})", "resources")
     else:
         report.add("uri.missing", "WARN", NOT_FOUND, era, f"code {answer.code} ({answer.kind}): not recognisable "

@@ -73,7 +73,7 @@ async def atlas_session(wire: LineClient, expected: dict | None = None) -> int:
     templates = (await wire.result("resources/templates/list"))["resourceTemplates"]
     verify([t["uriTemplate"] for t in templates] == [expected["template"]], "template")
     refused = await wire.request("resources/read", {"uri": "file:///etc/passwd"})
-    verify(refused.get("error", {}).get("code") == expected["not_found"]["classic"], "file URI refused")
+    verify(refused.get("error", {}).get("code") == expected["not_found"]["classic"][wire.era], "file URI refused")
     prompt = (await wire.result("prompts/get", {"name": expected["prompt"]["name"],
                                                 "arguments": {"focus": "consistency"}}))["messages"]
     verify({m["content"]["resource"]["uri"]: m["content"]["resource"]["text"] for m in prompt[1:]} == texts,

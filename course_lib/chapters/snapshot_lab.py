@@ -11,11 +11,11 @@ Scenario checks (the bundle checks of ``course_lib.bundles`` come on top):
 ``initial_manifest``      the first manifest names r1
 ``mixed_counterexample``  the two latest/ reads are the fixed mix, which is neither r1 nor r2
 ``current_advanced``      a new acquisition after the switch yields r2, without a restart
-``expired_resource``      a pinned read of the dropped r1 fails with -32002 and the exact message
+``expired_resource``      a pinned read of the dropped r1 fails with -31001 (SNAPSHOT_UNAVAILABLE) and the exact message
 ``expired_prompt``        the r1 prompt after the drop fails the same way, never embeds r2
 ``single_recovery``       starting from the dropped r1 manifest: exactly one restart, ending at r2
 ``prompt_arguments``      a prompt request without exactly one ``revision`` is -32602
-``unknown_revision``      a pinned URI of a revision never published is -32002
+``unknown_revision``      a pinned URI of a revision never published is -31001
 """
 from __future__ import annotations
 

@@ -1,13 +1,15 @@
-"""Chapter 8's exercise: ``my_read_resource(ctx, params)``, the server's read handler, on the wire.
+"""Chapter 04's exercise: ``my_read_resource(ctx, params, library)``, a read handler, on the wire.
 
 The handler is served by ``grading.harness read`` as a real stdio server in each era of
-``fixtures/grading/read_handler.json``. The rows marked ``audit`` are sent by the audit's own URI
-probes (``course_lib.audit.resources``: the canonical reads, the odd spellings, the missing URI)
-and pass only if the audit's line passes too, so the course's check and the audit agree; the
-other rows send the battery's URIs verbatim. A served
-document must come back under the URI asked, as ``text/markdown``, with the fixture's text; every
-other URI must be refused with the era's not-found code and ``data.uri`` = the URI as sent. A
-handler that never answers is stopped at the budget, and the era's later rows are not asked.
+``fixtures/grading/read_handler.json``, over the documents of ``fixtures/grading/read_library.json``,
+which it reaches only through ``library.text_of(name)``: it cannot list them, so it must parse the
+URI. The rows marked ``audit`` are sent by the audit's own URI probes (``course_lib.audit.resources``:
+the canonical reads, the odd spellings, the missing URI) and pass only if the audit's line passes
+too, so the course's check and the audit agree; ``reads`` rows read canonical URIs of documents
+the server does not list; the other rows send the battery's URIs verbatim. A served document must
+come back under the URI asked, as ``text/markdown``, with the library's text; every other URI
+must get the not-found answer of the course's one rule (``uris.judge_missing``). A handler that
+never answers is stopped at the budget, and the era's later rows are not asked.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from course_lib.grading.outcome import CRASH, HANG, LAB, MISSING_REFUSAL, WRONG_
 from course_lib.grading.scorecard import Scorecard
 from course_lib.grading.served import NOT_ASKED, Failed
 from course_lib.paths import ROOT
+from course_lib.uris import judge_missing
 
 BATTERY = "read_handler"
 STARTUP = 60.0  # seconds for the server to start and list its documents
@@ -36,8 +39,8 @@ def _crash(error: dict) -> Failed | None:
     return None
 
 
-def judge_refusal(uri: str, reply: dict, code: int, era: str) -> None:
-    """``uri`` must be refused with ``code`` and ``data.uri`` equal to ``uri``; else ``Failed``."""
+def judge_refusal(uri: str, reply: dict, era: str) -> None:
+    """``uri`` must get the era's not-found, ``data.uri`` equal to ``uri`` (``uris.judge_missing``); else ``Failed``."""
     if "result" in reply:
         items = (reply["result"] or {}).get("contents") or []
         raise Failed(MISSING_REFUSAL, f"{uri!r} was served ({len(items)} content item(s)) instead of refused")
@@ -45,13 +48,9 @@ def judge_refusal(uri: str, reply: dict, code: int, era: str) -> None:
     crashed = _crash(error)
     if crashed is not None:
         raise crashed
-    if error.get("code") != code:
-        raise Failed(WRONG_REFUSAL, f"{uri!r}: answered {error.get('code')} {error.get('message')!r}; "
-                                   f"not-found in {era} is {code}")
-    data = error.get("data")
-    if not isinstance(data, dict) or data.get("uri") != uri:
-        raise Failed(WRONG_REFUSAL, f"{uri!r}: answered {code} with data {json.dumps(data)[:60]}, not data.uri "
-                                   "naming the URI as sent")
+    why = judge_missing(error, era, uri)
+    if why is not None:
+        raise Failed(WRONG_REFUSAL, f"{uri!r}: answered {error.get('code')} {error.get('message')!r}: {why}"[:200])
 
 
 def judge_read(uri: str, reply: dict, text: str, mime: str) -> None:
@@ -73,9 +72,14 @@ def _audit_lines(report: Report, check: str) -> None:
         raise Failed(WRONG_RESULT, f"the audit says {wrong[0].verdict}: {wrong[0].subject} {wrong[0].detail}"[:150])
 
 
+def load_library(spec: dict) -> dict:
+    """The graded server's documents: ``base``, ``mime_type``, ``listed`` names and ``documents``."""
+    return json.loads((ROOT / spec["library"]).read_text(encoding="utf-8"))
+
+
 async def _row(wire, row: dict, listed: list[str], era: str, spec: dict, library: dict) -> str:
-    code, texts, mime = spec["not_found"][era], library["documents"], library["mime_type"]
-    names = {library["base"] + quote(name, safe=""): name for name in texts}
+    texts, mime = library["documents"], library["mime_type"]
+    names = {library["base"] + quote(name, safe=""): name for name in library["listed"]}
     report, before = Report(command=[], era=era), len(wire.exchanges)
     kind = row.get("audit")
     if kind == "canonical":
@@ -84,6 +88,9 @@ async def _row(wire, row: dict, listed: list[str], era: str, spec: dict, library
         await audit_uris._odd(wire, {u: [] for u in listed}, era, report)
     elif kind == "missing":
         await audit_uris._missing(wire, listed[0] if listed else "project:", era, report)
+    elif "reads" in row:
+        for uri in row["reads"]:
+            await wire.request("resources/read", {"uri": uri})
     else:
         for uri in row["uris"]:
             await wire.request("resources/read", {"uri": uri})
@@ -94,15 +101,17 @@ async def _row(wire, row: dict, listed: list[str], era: str, spec: dict, library
         uri = x.request["params"]["uri"]
         if kind == "canonical":
             judge_read(uri, x.reply, texts.get(names.get(uri), "(a document of the fixture)"), mime)
+        elif "reads" in row:
+            judge_read(uri, x.reply, texts[row["reads"][uri]], mime)
         else:
-            judge_refusal(uri, x.reply, code, era)
+            judge_refusal(uri, x.reply, era)
     if kind:
         _audit_lines(report, {"canonical": "uri.canonical", "spellings": "uri.spelling", "missing": "uri.missing"}[kind])
     return f"{len(exchanges)} read(s) answered as expected" + (" and the audit agrees" if kind else "")
 
 
 async def _era(argv: list[str], era: str, rows: list[dict], spec: dict, budget: float) -> dict[str, tuple]:
-    library = json.loads((ROOT / spec["texts"]).read_text(encoding="utf-8"))
+    library = load_library(spec)
     # start-up (a fresh interpreter, the handshake) and the listing are the harness's, not the handler's
     ctx = Context(Target(argv), budget=budget * 8 * len(rows) + 2 * STARTUP, request_timeout=STARTUP)
     out: dict[str, tuple] = {}
@@ -132,9 +141,9 @@ async def _era(argv: list[str], era: str, rows: list[dict], spec: dict, budget: 
 
 async def grade_read_handler(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
                              eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
-    """Grade ``my_read_resource(ctx, params)`` inside real stdio servers, in both eras."""
+    """Grade ``my_read_resource(ctx, params, library)`` inside real stdio servers, in both eras."""
     with served.written(student, battery, "read", only, eras, budget, default=5.0) as ex:
         if ex.card:
             return ex.card
-        argv = ex.argv()
+        argv = ex.argv(ex.config("library", load_library(ex.spec)))
         return await served.grade(ex, lambda era: _era(argv, era, ex.wanted(era), ex.spec, ex.budget))

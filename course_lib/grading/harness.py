@@ -3,7 +3,7 @@
 ``python -m course_lib.grading.harness KIND MODULE.py FUNCTION [CONFIG.json]`` loads the student's
 module from its file (written by ``grading.child``, so a traceback keeps its real line numbers) and
 serves, on the SDK's low-level ``Server``, the exercise ``KIND``: ``paging`` (chapter 3), ``tools``
-(5), ``tool_result`` (6), ``read`` (8), ``snapshot`` (10) or ``state`` (11). Every call of the
+(5), ``tool_result`` (6), ``read`` (04), ``snapshot`` (05) or ``state`` (11). Every call of the
 student's code goes through ``called``: ``MCPError`` passes through; any other exception, or an
 answer of the wrong type, is ``-32603 crashed: Type: message`` with ``data.crashed`` = its type
 (the traceback goes to stderr), so a grader tells the student's crash from the SDK's own error.
@@ -176,26 +176,40 @@ def tool_result(result_of, config: dict) -> Server:
     return Server("tool-results", version="1.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 
 
-# -- chapter 8: the atlas documents, resources/read by FUNCTION(ctx, params) ----------------------
+# -- chapter 04: a library it cannot list, resources/read by FUNCTION(ctx, params, library) ----------
+
+@dataclass(frozen=True)
+class Shelf:
+    """The documents, as the read handler may reach them: by name only (``text_of``), never listed."""
+
+    base: str
+    mime_type: str
+    documents: Mapping
+
+    def text_of(self, name: str) -> str | None:
+        """The text of the document called ``name``, or None: a lookup, no file is ever opened."""
+        return self.documents.get(name) if isinstance(name, str) else None
+
 
 def read(handler, config: dict) -> Server:
-    """The atlas documents (``fixtures/atlas/documents.json``) listed as the atlas server lists them."""
-    from course_lib.servers.atlas import Library  # noqa: PLC0415 (only this kind needs the atlas)
+    """``CONFIG``: the library (``base``, ``mime_type``, ``listed`` names, ``documents``); the
+    listing is the harness's own answer, every ``resources/read`` one call of the handler."""
+    from urllib.parse import quote  # noqa: PLC0415
 
-    library = Library.load()
+    shelf = Shelf(config["base"], config["mime_type"], dict(config["documents"]))
+    listed = [(config["base"] + quote(name, safe=""), name) for name in config["listed"]]
 
     async def on_list_resources(ctx, params) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[types.Resource(uri=uri, name=name, mime_type=library.mime_type)
-                                                    for uri, name in library.uris.items()])
+        return types.ListResourcesResult(resources=[types.Resource(uri=uri, name=name, mime_type=shelf.mime_type)
+                                                    for uri, name in listed])
 
     async def on_list_resource_templates(ctx, params) -> types.ListResourceTemplatesResult:
-        t = library.template
         return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
-            uri_template=t["uriTemplate"], name=t["name"], description=t["description"],
-            mime_type=library.mime_type)])
+            uri_template=shelf.base + "{name}", name="document", mime_type=shelf.mime_type,
+            description="Any document of the library: the name percent-encoded as one path segment.")])
 
     async def on_read_resource(ctx, params):
-        return await called(lambda: handler(ctx, params))
+        return await called(lambda: handler(ctx, params, shelf))
 
     return Server("atlas-graded", version="1.0", on_list_resources=on_list_resources,
                   on_list_resource_templates=on_list_resource_templates, on_read_resource=on_read_resource)
@@ -209,11 +223,13 @@ MANIFEST = BASE + "manifest"
 
 @dataclass
 class Store:
-    """What the server holds now: ``revisions`` ({revision: {document: text}}), ``current``, ``base``."""
+    """What the server holds now: ``revisions`` ({revision: {document: text}}), ``current``, ``base``,
+    and the era of the request being answered (``protocol_version``, from ``ctx``)."""
 
     revisions: dict
     current: str
     base: str = BASE
+    protocol_version: str | None = None
 
 
 def snapshot(read_one, config: dict) -> Server:
@@ -234,6 +250,7 @@ def snapshot(read_one, config: dict) -> Server:
             mime, text = "application/json", json.dumps(
                 {"revision": store.current, "uris": [f"{BASE}{store.current}/{d}" for d in store.revisions[store.current]]})
         else:
+            store.protocol_version = ctx.protocol_version
             mime, text = await called(lambda: read_one(store, params.uri), pair)
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, mime_type=mime,
                                                                              text=text)])

@@ -3,8 +3,9 @@
 The function is served by ``grading.harness snapshot`` as a real stdio server in each era of
 ``fixtures/grading/snapshot_server.json``: lab ``kept`` (r1 and r2 held, r2 current) and lab
 ``dropped`` (only r2 held). Each row reads its URIs through the SDK's ``ClientSession`` and
-compares every answer with the fixed texts of ``fixtures/snapshot/expected.json`` or the -32002
-the battery names."""
+compares every answer with the fixed texts of ``fixtures/snapshot/expected.json``, the snapshot's
+own -31001 the battery names (a revision gone), or the era's not-found (``uris.judge_missing``: a URI
+never served)."""
 from __future__ import annotations
 
 from typing import Callable
@@ -18,6 +19,7 @@ from course_lib.grading import served
 from course_lib.grading.outcome import MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
 from course_lib.grading.scorecard import Scorecard
 from course_lib.grading.served import Failed
+from course_lib.uris import judge_missing
 
 BATTERY = "snapshot_server"
 
@@ -28,10 +30,11 @@ def texts_by_revision() -> dict[str, dict[str, str]]:
     return {rev: {short(uri).split("/", 1)[1]: text for uri, text in oracle[rev].items()} for rev in ("r1", "r2")}
 
 
-def judge_read(expect: dict, uri: str, answer, oracle: dict) -> None:
+def judge_read(expect: dict, uri: str, answer, oracle: dict, era: str = "legacy") -> None:
     """One read's answer (its ``ReadResourceResult``, or the ``MCPError`` it got) against the row's
-    ``expect``: the fixed text of ``expect["texts"]`` as text/plain, or MCPError ``expect["code"]``
-    (with exactly ``expect["message"]`` when one is given). A failure raises ``Failed``."""
+    ``expect``: the fixed text of ``expect["texts"]`` as text/plain, the era's not-found when
+    ``expect["not_found"]``, or MCPError ``expect["code"]`` (with exactly ``expect["message"]`` when
+    one is given). A failure raises ``Failed``."""
     if "texts" in expect:
         revision = expect["texts"]
         if isinstance(answer, MCPError):
@@ -45,28 +48,36 @@ def judge_read(expect: dict, uri: str, answer, oracle: dict) -> None:
         if item.mime_type != "text/plain":
             raise Failed(WRONG_RESULT, f"{short(uri)}: the right text as {item.mime_type}, not text/plain")
         return
-    code, message = expect["code"], expect.get("message")
+    code, message = expect.get("code"), expect.get("message")
     if not isinstance(answer, MCPError):
         text = getattr(answer.contents[0], "text", "")
+        wanted = "the era's not-found" if expect.get("not_found") else str(code)
         raise Failed(MISSING_REFUSAL, f"{short(uri)}: answered the {label(text, oracle)} text {text!r:.60} "
-                                      "instead of -32002")
+                                      f"instead of {wanted}")
+    if expect.get("not_found"):
+        why = judge_missing(answer, era, uri)
+        if why is not None:
+            raise Failed(WRONG_REFUSAL, f"{short(uri)}: answered {error_line(answer)}: {why}"[:160])
+        return
     if answer.error.code != code or (message is not None and answer.error.message != message):
         wanted = f"{code}" + (f" {message!r}" if message else "")
         raise Failed(WRONG_REFUSAL, f"{short(uri)}: answered {error_line(answer)}, not {wanted}")
 
 
-async def ask_row(asker: served.Asker, row: dict) -> str:
-    """One row on its lab: every read judged in turn; what was observed."""
+async def ask_row(asker: served.Asker, row: dict, era: str = "legacy") -> str:
+    """One row on its lab, in ``era``: every read judged in turn; what was observed."""
     expect, oracle = row["expect"], load_oracle()
     for uri in row["reads"]:
         try:
             answer = await asker.ask(lambda: asker.lab.session.read_resource(uri), f"{short(uri)}: ")
         except MCPError as exc:
             answer = exc
-        judge_read(expect, uri, answer, oracle)
+        judge_read(expect, uri, answer, oracle, era)
     done = ", ".join(short(u) for u in row["reads"])
     if "texts" in expect:
         return f"{done}: the fixed {expect['texts']} texts, text/plain"
+    if expect.get("not_found"):
+        return f"{done}: the era's not-found, with data.uri"
     return f"{done}: MCPError {expect['code']}"
 
 
@@ -82,7 +93,8 @@ async def grade_snapshot_server(student: Callable, battery: str = BATTERY, *, on
                 for name, lab in ex.spec["labs"].items()}
 
         async def run_lab(era: str, lab: str) -> dict[str, tuple]:
-            return await served.on_lab(ex, argv[lab], era, ex.wanted(era, lambda row: row["lab"] == lab), ask_row,
+            return await served.on_lab(ex, argv[lab], era, ex.wanted(era, lambda row: row["lab"] == lab),
+                                       lambda asker, row: ask_row(asker, row, era),
                                        lab_timeout=ex.budget * 10 + 60,
                                        not_asked="not asked: an earlier read got no answer")
 

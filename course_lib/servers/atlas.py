@@ -3,11 +3,11 @@
 The documents are data (``fixtures/atlas/documents.json`` by default, or ``--fixture``), so
 another lab can serve other documents through the same code. ``resources/read`` looks the
 URI up in an exact allowlist of canonical URIs: it never unquotes, never joins a path and
-never opens a file. The mode picks the not-found error:
+never opens a file. The mode picks the not-found error, always with ``data.uri``:
 
-* ``classic``  -- ``-32002 Resource not found`` with ``data.uri`` (the 2025-11-25 spec's example);
-* ``sep-2164`` -- ``-32602`` with ``data.uri``, as the 2026-07-28 revision and the SDK's
-  high-level ``MCPServer`` answer.
+* ``classic``  -- the course's rule (``course_lib.uris.missing``): ``-32002 Resource not found`` at
+  2025-11-25 (the spec's SHOULD), ``-32602`` at 2026-07-28 (SEP-2164: a MUST; -32002 is retired);
+* ``sep-2164`` -- ``-32602`` in both eras, as the SDK's high-level ``MCPServer`` answers.
 
 Every ``resources/read`` is written to the lab's ``audit.json`` with the URI exactly as the
 handler received it.
@@ -30,11 +30,11 @@ from mcp import MCPError
 from mcp.server import Server
 
 from course_lib.paths import FIXTURES
-from course_lib.protocol import RESOURCE_NOT_FOUND
+from course_lib.protocol import MODERN_VERSION
+from course_lib.uris import missing
 from course_lib.servers._base import Audit, Pager, add_pages_option, parser, serve
 
 MODES = ("classic", "sep-2164")
-NOT_FOUND = {"classic": RESOURCE_NOT_FOUND, "sep-2164": types.INVALID_PARAMS}
 DEFAULT_FIXTURE = FIXTURES / "atlas" / "documents.json"
 
 
@@ -102,7 +102,8 @@ def review_messages(library: Library, arguments: Mapping[str, str] | None) -> ty
 def build(library: Library, mode: str = "classic", audit: Audit | None = None,
           pages: Sequence[int] | None = None) -> Server:
     allowlist = library.uris
-    not_found = NOT_FOUND[mode]
+    if mode not in MODES:
+        raise ValueError(f"atlas mode must be one of {MODES}, not {mode!r}")
     resource_pages, template_pages, prompt_pages = Pager(pages), Pager(pages), Pager(pages)
 
     async def on_list_resources(ctx, params) -> types.ListResourcesResult:
@@ -123,7 +124,7 @@ def build(library: Library, mode: str = "classic", audit: Audit | None = None,
         if audit is not None:
             audit.record(method="resources/read", uri=params.uri, found=name is not None)
         if name is None:
-            raise MCPError(not_found, "Resource not found", {"uri": params.uri})
+            raise missing(params.uri, MODERN_VERSION if mode == "sep-2164" else ctx.protocol_version)
         return types.ReadResourceResult(contents=[library.contents(name)])
 
     async def on_list_prompts(ctx, params) -> types.ListPromptsResult:

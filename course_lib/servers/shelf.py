@@ -2,8 +2,9 @@
 
 * ``sdk``     -- the SDK's own high-level ``MCPServer``: an unknown URI is ``-32602`` with
   ``data.uri`` (the 2026-07-28 rule, used by SDK 2.3.0 in both eras);
-* ``classic`` -- a low-level ``Server`` answering ``-32002 Resource not found`` with
-  ``data.uri``, the code the 2025-11-25 specification shows and older servers still send.
+* ``classic`` -- a low-level ``Server`` answering by the course's rule (``course_lib.uris.missing``):
+  ``-32002 Resource not found`` at 2025-11-25, as older servers still send, ``-32602`` at 2026-07-28;
+  each with ``data.uri``.
 
 A client must treat both codes as "not found". Used by the troubleshooting page's tests.
 ``--pages 1,0,2`` (mode ``classic`` only: ``MCPServer`` lists everything in one page) pages
@@ -14,10 +15,9 @@ from __future__ import annotations
 from typing import Sequence
 
 import mcp_types as types
-from mcp import MCPError
 from mcp.server import Server
 
-from course_lib.protocol import RESOURCE_NOT_FOUND
+from course_lib.uris import missing
 from course_lib.servers._base import Pager, add_pages_option, parser, serve
 
 MODES = ("sdk", "classic")
@@ -47,7 +47,7 @@ def build_classic(pages: Sequence[int] | None = None) -> Server:
     async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
         if uri not in DOCUMENTS:
-            raise MCPError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+            raise missing(uri, ctx.protocol_version)  # -32002 at 2025-11-25, -32602 at 2026-07-28
         return types.ReadResourceResult(contents=[
             types.TextResourceContents(uri=uri, mime_type="text/plain", text=DOCUMENTS[uri])])
 

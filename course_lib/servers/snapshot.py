@@ -2,7 +2,7 @@
 
 Resources
   ``project://atlas/manifest``          JSON ``{"revision": ..., "uris": [...]}`` for the current revision
-  ``project://atlas/<revision>/<doc>``  pinned: always that revision's text, or -32002 once it is gone
+  ``project://atlas/<revision>/<doc>``  pinned: always that revision's text, or -31001 (the course's own code) once it is gone
   ``project://atlas/latest/<doc>``      whatever the current revision is at the moment of the read
 Prompt
   ``review-snapshot`` with exactly one argument ``revision``: the instruction and the documents of
@@ -32,7 +32,8 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import CacheHint, Server
 
-from course_lib.protocol import RESOURCE_NOT_FOUND
+from course_lib.protocol import SNAPSHOT_UNAVAILABLE
+from course_lib.uris import missing
 from course_lib.servers._base import Pager, add_pages_option, serve
 
 BASE = "project://atlas/"
@@ -90,7 +91,7 @@ def uris(revision: str) -> list[str]:
 
 
 def unavailable() -> MCPError:
-    return MCPError(RESOURCE_NOT_FOUND, UNAVAILABLE_MESSAGE)
+    return MCPError(SNAPSHOT_UNAVAILABLE, UNAVAILABLE_MESSAGE)
 
 
 class Snapshots:
@@ -123,8 +124,9 @@ class Snapshots:
             manifest["generated"] = "by the editor"
         return json.dumps(manifest)
 
-    def read(self, uri: str) -> tuple[str, str]:
-        """(mime type, text) of ``uri``, or an MCPError."""
+    def read(self, uri: str, protocol_version: str | None = None) -> tuple[str, str]:
+        """(mime type, text) of ``uri``, or an MCPError: a revision gone is ``unavailable()``, a URI
+        never served the era's not-found (``uris.missing``)."""
         if uri == MANIFEST:
             return "application/json", self.manifest()
         if uri.startswith(BASE + "latest/"):
@@ -142,9 +144,10 @@ class Snapshots:
                 if self.fault == "mixed-pinned-body" and (revision, doc) == ("r1", "design"):
                     text = REVISIONS["r2"]["design"]
                 return ("text/markdown" if self.fault == "pinned-wrong-mime" else "text/plain"), text
-        if PINNED.fullmatch(uri):  # a pinned URI of a revision this server never had
+        revision = uri.removeprefix(BASE).partition("/")[0]
+        if PINNED.fullmatch(uri) and revision not in self.retained:  # a revision gone, or never had
             raise unavailable()
-        raise MCPError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+        raise missing(uri, protocol_version)
 
     def prompt(self, arguments: dict[str, str] | None) -> types.GetPromptResult:
         if set(arguments or {}) != {"revision"}:
@@ -180,7 +183,7 @@ def build(scenario: str, fault: str = "none", ttl_ms: int = 0, switch: Switch | 
 
     async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         try:
-            mime, text = state.read(params.uri)
+            mime, text = state.read(params.uri, ctx.protocol_version)
             return types.ReadResourceResult(contents=[
                 types.TextResourceContents(uri=params.uri, mime_type=mime, text=text)])
         finally:
