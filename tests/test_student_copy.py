@@ -7,7 +7,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from course_lib.paths import NOTEBOOKS, ROOT
-from course_lib.tooling.student_copy import SOLUTION, dropped, generate, main, solution_sources, tags
+from course_lib.tooling.student_copy import REVEAL, SOLUTION, dropped, generate, main, solution_sources, tags
 
 CHAPTERS = sorted(NOTEBOOKS.glob("*.ipynb"))
 
@@ -56,9 +56,10 @@ def test_the_copy_has_no_solution_and_keeps_every_other_cell_as_it_is(tmp_path):
             assert "reference_" not in content
         kept_cells = [c for c in source_nb.cells if not dropped(c)]  # solutions and self-check answers
         assert [c.id for c in student_nb.cells] == [c.id for c in kept_cells]
-        # every other cell unchanged: the demonstrations keep their outputs, the checks their scorecards
+        # every other cell unchanged: the demonstrations keep their outputs, the checks their scorecards;
+        # a self-check's reveal cell keeps its code without its outputs (the student predicts, then runs it)
         assert [(c.source, c.get("outputs")) for c in student_nb.cells] == \
-               [(c.source, c.get("outputs")) for c in kept_cells]
+               [(c.source, [] if REVEAL in tags(c) else c.get("outputs")) for c in kept_cells]
         follows_the_convention = any("reference_" in s for s in solution_sources(source_nb))
         for cell in student_nb.cells:
             if "check" in tags(cell) and follows_the_convention:
