@@ -3,11 +3,12 @@
 Each server's card equals its expected card, written by hand in ``fixtures/audit/real/NAME.json``
 before the run, in each era: no crash (every audit returns a report), no process left over (the
 report's own sweep and the run's leak check). ``auto`` is chapter 07's own run: its cell audits every
-server in ``auto`` against the same cards (``real_cards.fixtures_table``), and strict nbval fails
-when a card differs, when a process is left over (``exit.leftovers`` is a line of the card) or when
-``auto`` lands in another era (the card's lines are that era's). That run checks the era ``auto``
-lands in, line for line; this file audits each server in the other era, restricted to it, so that
-every era of every card is checked once in the suite. The servers' interpreter and the
+server in ``auto`` against the same cards (``real_cards.differences``: its last line counts the cards
+equal to their fixture), and strict nbval fails when a card differs, when a process is left over
+(``exit.leftovers`` is a line of the card) or when ``auto`` lands in another era (the card's lines
+are that era's). That run checks the era ``auto`` lands in, line for line; this file audits each
+server in the other era, restricted to it, so that every era of every card is checked once in the
+suite. The servers' interpreter and the
 Node peers are part of the set-up: when they are missing these tests fail with the commands that
 install them, never skip.
 """
@@ -82,16 +83,14 @@ def test_every_real_server_audits_to_its_card_in_the_era_auto_leaves_to_this_fil
 
 def test_the_chapter_audits_every_real_server_in_auto():
     """What this file leaves to chapter 07: a cell that audits every real server in ``auto`` (the
-    default of ``real_cards.audited``), whose stored table, which strict nbval re-checks, says
+    default of ``real_cards.audited``) and whose stored last line, which strict nbval re-checks, says
     that every card equals its fixture."""
     assert inspect.signature(real_cards.audited).parameters["era"].default == AUTO
     (cell,) = [c for c in nbformat.read(CHAPTER, as_version=4).cells
-               if c.cell_type == "code" and "real_cards.fixtures_table(cards)" in c.source]
+               if c.cell_type == "code" and "real_cards.differences(name, card)" in c.source]
     assert "for_each(real_cards.audited, [s.name for s in real_servers.SERVERS]" in cell.source
-    text = "".join(o["data"]["text/plain"] for o in cell.outputs if "text/plain" in o.get("data", {}))
-    header, rule, *rows = text.splitlines()[1:]
-    assert header.split()[:2] == ["server", "lines"] and set(rule) <= {"-", " "}
-    assert {row.split()[0]: row.split()[2] for row in rows} == {name: "0" for name in CARDS}
+    text = "".join("".join(o["text"]) for o in cell.outputs if o.get("name") == "stdout")
+    assert text.splitlines()[-1] == f"cards equal to fixtures/audit/real/NAME.json: {len(CARDS)} of {len(CARDS)}"
 
 
 def test_a_missing_servers_interpreter_fails_loudly_with_the_install_command(monkeypatch):
@@ -115,9 +114,19 @@ def test_every_real_server_starts_without_the_network(name):
     with real_servers.prepared(name) as server:
         folder = server.cwd
         assert server.env["HTTPS_PROXY"] == server.env["HTTP_PROXY"] == real_servers.DEAD_PROXY
+        # what chapter 07 once showed as a table: a proxy at the discard port, where nothing listens
+        assert {k: server.env[k] for k in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")} == {
+            "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9",
+            "ALL_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
         assert server.env["HOME"].startswith(folder)
         if name.startswith("fastmcp"):
             assert server.env["FASTMCP_CHECK_FOR_UPDATES"] == "off"
+            assert server.env["FASTMCP_SHOW_SERVER_BANNER"] == "false"
+            assert ("--page-size" in server.argv) == (name == "fastmcp-paged")
+        if name == "time":
+            assert server.argv[-2:] == ["--local-timezone", "UTC"]
+        if name == "memory":
+            assert server.env["MEMORY_FILE_PATH"].startswith(folder)
         if name == "fetch":
             assert server.argv[-2:] == ["--proxy-url", real_servers.DEAD_PROXY]
         if name == "git":
