@@ -46,7 +46,9 @@ $(STAMP): pyproject.toml .ci/constraints.txt .ci/constraints-sdk129.txt .ci/cons
 lab: student
 	$(BIN)/python -m course_lib.tooling.lab student $(ROOT_FLAG) $(LAB_ARGS)
 
-## instructor: open the full course (notebooks/, with the reference solutions) in JupyterLab
+## instructor: open the full course (notebooks/, with the reference solutions) in JupyterLab, on a
+##             scratch copy made afresh outside the repository, with its own workspace and autosave
+##             off: nothing an instructor runs, clicks or saves changes a committed chapter
 instructor: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.lab notebooks $(ROOT_FLAG) $(LAB_ARGS)
 

@@ -56,6 +56,9 @@ INPROCESS: dict[str, frozenset[str] | None] = {
         "test_a_missing_server_fails_before_any_fork",
         "test_closing_a_pipe_another_task_waits_on_leaves_no_stale_wait_behind",
     }),
+    "tests/test_instructor_view.py": frozenset({
+        "test_the_instructor_view_serves_a_scratch_copy_with_its_own_workspace_and_no_autosave",
+    }),
     "tests/test_grading_allowlist.py": frozenset({
         "test_a_check_that_never_returns_is_stopped_within_the_budget",
     }),
