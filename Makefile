@@ -18,7 +18,7 @@ NEED_PYTHON = v=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2
   $${v:-not found}: install Python 3.12 (python.org, brew install python@3.12 or apt install python3.12) \
   and run: make $(or $(MAKECMDGOALS),test) PYTHON=python3.12" >&2; exit 1;; esac
 
-.PHONY: lab instructor test check portable docs progress regen bench student slides slides-check presentation browser-check lock clean
+.PHONY: lab instructor binder-check test check portable docs progress regen bench student slides slides-check presentation browser-check lock clean
 
 # The set-up also installs chapter 04's peers (Node.js MCP clients and servers) exactly as locked
 # in fixtures/peers/package-lock.json, with the npm of the pinned Node.js wheel: no global install;
@@ -51,6 +51,11 @@ lab: student
 ##             off: nothing an instructor runs, clicks or saves changes a committed chapter
 instructor: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.lab notebooks $(ROOT_FLAG) $(LAB_ARGS)
+
+## binder-check: run binder/postBuild (Binder's set-up: make lab's install steps) on a clean clone
+##               of the committed tree, against the pinned packages (reaches the package registries)
+binder-check: $(STAMP)
+	COURSE_SETUP_CHECK=1 $(BIN)/python -m pytest -p no:cacheprovider -q -n 0 -s tests/test_binder.py
 
 ## test: set up and run the whole suite (course_lib tests + strict nbval on every chapter, the
 ##       25 slowest tests listed), then the portable selection (make portable), then, when

@@ -56,6 +56,13 @@ INPROCESS: dict[str, frozenset[str] | None] = {
         "test_a_missing_server_fails_before_any_fork",
         "test_closing_a_pipe_another_task_waits_on_leaves_no_stale_wait_behind",
     }),
+    "tests/test_binder.py": frozenset({
+        "test_binders_environment_is_the_conda_route_less_the_editable_install",
+        "test_postbuild_runs_the_set_ups_install_steps_and_environment_yml_lists_them",
+        "test_the_binder_badge_opens_the_student_copy_at_chapter_00",
+        "test_the_devcontainer_runs_the_set_up_and_forwards_jupyterlab",
+        "test_the_readme_counts_the_install_commands_environment_yml_lists",
+    }),
     "tests/test_instructor_view.py": frozenset({
         "test_the_instructor_view_serves_a_scratch_copy_with_its_own_workspace_and_no_autosave",
     }),
