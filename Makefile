@@ -29,12 +29,12 @@ NEED_PYTHON = v=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2
 # .ci/constraints-servers.txt.
 # An unsupported Python is refused before anything is installed; a .venv or .venv-sdk129 that a
 # failed or older set-up left unusable is rebuilt; the stamp is written only when all of it worked.
-$(STAMP): pyproject.toml .ci/constraints.txt .ci/constraints-sdk129.txt .ci/constraints-servers.txt fixtures/peers/package.json fixtures/peers/package-lock.json fixtures/slides/package.json fixtures/slides/package-lock.json
+$(STAMP): pyproject.toml .ci/constraints.txt .ci/constraints-sdk129.txt .ci/constraints-servers.txt fixtures/peers/package.json fixtures/peers/package-lock.json fixtures/slides/package.json fixtures/slides/package-lock.json fixtures/classroom/package.json fixtures/classroom/package-lock.json
 	@rm -f $@
 	@$(BIN)/python -c '$(USABLE)' 2>/dev/null || { $(NEED_PYTHON); rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	@.venv-sdk129/bin/python -c '$(USABLE)' 2>/dev/null || rm -rf .venv-sdk129
 	@.venv-servers/bin/python -c '$(USABLE)' 2>/dev/null || rm -rf .venv-servers
-	$(BIN)/python -m pip install $(PIP_QUIET) -c .ci/constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install $(PIP_QUIET) -c .ci/constraints.txt -e '.[test,classroom]'
 	$(BIN)/python -m course_lib.chapters.peers_lab install
 	$(BIN)/python -m course_lib.sdk129 install
 	$(BIN)/python -m course_lib.chapters.servers_env install
@@ -136,7 +136,7 @@ progress: $(STAMP)
 ## lock: re-resolve the pinned constraints after changing pyproject.toml
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
-	.lock-venv/bin/python -m pip install --quiet --disable-pip-version-check '.[test]'
+	.lock-venv/bin/python -m pip install --quiet --disable-pip-version-check '.[test,classroom]'
 	.lock-venv/bin/python -m pip freeze --exclude-editable | grep -v '^mcp-robustness-course' > .ci/constraints.txt
 	rm -rf .lock-venv
 

@@ -48,6 +48,7 @@ INPROCESS: dict[str, frozenset[str] | None] = {
         "test_every_pin_is_exact_and_locked", "test_node_wheel_is_a_pinned_dependency",
         "test_peers_are_pinned_exactly_and_locked", "test_pins_match_pyproject",
         "test_python_version_satisfies_requires_python",
+        "test_the_hub_and_its_proxy_are_pinned_exactly_and_locked",
     }),
     "tests/test_exercises.py": frozenset({
         "test_the_checks_stored_card_is_the_starters_zero", "test_the_exercise_follows_the_convention",
