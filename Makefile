@@ -18,7 +18,7 @@ NEED_PYTHON = v=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2
   $${v:-not found}: install Python 3.12 (python.org, brew install python@3.12 or apt install python3.12) \
   and run: make $(or $(MAKECMDGOALS),test) PYTHON=python3.12" >&2; exit 1;; esac
 
-.PHONY: lab instructor binder-check test check portable docs progress regen bench student slides slides-check presentation browser-check lock clean
+.PHONY: lab instructor classroom classroom-progress binder-check test check portable docs progress regen bench student slides slides-check presentation browser-check lock clean
 
 # The set-up also installs chapter 04's peers (Node.js MCP clients and servers) exactly as locked
 # in fixtures/peers/package-lock.json, with the npm of the pinned Node.js wheel: no global install;
@@ -51,6 +51,23 @@ lab: student
 ##             off: nothing an instructor runs, clicks or saves changes a committed chapter
 instructor: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.lab notebooks $(ROOT_FLAG) $(LAB_ARGS)
+
+## classroom: serve the student copy to a class from this machine (Linux, as root): JupyterHub on
+##            127.0.0.1:$(PORT) only, one system user, copy (~/course) and lab server per name of
+##            CLASS (one a line), a workshop password; the instructor (INSTRUCTOR) is the admin and
+##            sees /hub/progress; a lab server idle IDLE minutes stops; Ctrl-C stops everything
+##            (course_lib/tooling/classroom.py, docs/classroom.md)
+CLASS ?= roster.txt
+PORT ?= 8000
+IDLE ?= 60
+INSTRUCTOR ?= instructor
+classroom: $(STAMP)
+	$(BIN)/python -m course_lib.tooling.classroom install
+	$(BIN)/python -m course_lib.tooling.classroom serve $(CLASS) --port $(PORT) --idle-minutes $(IDLE) --instructor $(INSTRUCTOR) $(CLASSROOM_ARGS)
+
+## classroom-progress: the class's progress table (every student's best score in every exercise)
+classroom-progress: $(STAMP)
+	$(BIN)/python -m course_lib.tooling.classroom progress $(CLASS)
 
 ## binder-check: run binder/postBuild (Binder's set-up: make lab's install steps) on a clean clone
 ##               of the committed tree, against the pinned packages (reaches the package registries)
