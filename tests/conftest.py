@@ -20,7 +20,7 @@ PORTABLE_RUN = "test_chapters_pass_with_the_temporary_directory_behind_a_symlink
 # The longest files, started first (pytest-xdist's ``--dist loadfile`` hands out whole files in
 # this order, pyproject's ``--no-loadscope-reorder``): the two workers then finish together.
 # A hint for the order only; a file not listed keeps its place after them.
-LONGEST_FIRST = ("notebooks/04_real_software.ipynb", "tests/test_real_servers.py", "tests/test_portable.py",
+LONGEST_FIRST = ("tests/test_classroom.py", "notebooks/04_real_software.ipynb", "tests/test_real_servers.py", "tests/test_portable.py",
                  "tests/test_exercises.py", "tests/test_peers.py", "tests/test_browser_check.py",
                  "tests/test_instructor_view.py", "notebooks/07_schema_cache_sdk_2_3.ipynb",
                  "notebooks/09_envelope_client.ipynb",

@@ -391,6 +391,11 @@ def configure(c, classroom: dict) -> None:
     c.Spawner.http_timeout = 90
     c.Spawner.pre_spawn_hook = lambda spawner: prepare_copy(spawner.user.name)
     c.JupyterHub.extra_handlers = [(r"/progress", progress_handler(students))]
+    bench = os.environ.get("CLASSROOM_BENCH_TOKEN")
+    if bench:  # the capacity bench (classroom_bench) starts and drives the students' servers
+        c.JupyterHub.services = [{"name": "capacity-bench", "api_token": bench}]
+        c.JupyterHub.load_roles = [{"name": "capacity-bench", "services": ["capacity-bench"],
+                                    "scopes": ["admin:servers", "access:servers", "read:users"]}]
 
 
 def progress_handler(students: list[str]):

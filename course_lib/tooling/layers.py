@@ -57,6 +57,12 @@ INPROCESS: dict[str, frozenset[str] | None] = {
         "test_a_missing_server_fails_before_any_fork",
         "test_closing_a_pipe_another_task_waits_on_leaves_no_stale_wait_behind",
     }),
+    "tests/test_classroom.py": frozenset({
+        "test_a_machine_that_cannot_serve_a_class_is_told_so_before_anything_happens",
+        "test_a_roster_is_one_name_a_line_and_a_bad_one_is_refused_by_line",
+        "test_the_class_progress_table_has_a_row_per_student_and_a_column_per_exercise",
+        "test_the_hub_listens_on_loopback_only_and_students_servers_stop_when_idle",
+    }),
     "tests/test_binder.py": frozenset({
         "test_binders_environment_is_the_conda_route_less_the_editable_install",
         "test_postbuild_runs_the_set_ups_install_steps_and_environment_yml_lists_them",
