@@ -80,6 +80,22 @@ def test_the_devcontainer_runs_the_set_up_and_forwards_jupyterlab():
     assert "make lab" in config["postAttachCommand"]
 
 
+def test_the_kubernetes_image_and_values_follow_the_tested_set_up():
+    """docs/zero-to-jupyterhub is not run here; it must at least say so, run the set-up's install
+    steps, and keep the classroom's settings (authenticator, copy, idle time)."""
+    folder = ROOT / "docs" / "zero-to-jupyterhub"
+    image = (folder / "Dockerfile").read_text(encoding="utf-8")
+    values_text = (folder / "values.yaml").read_text(encoding="utf-8")
+    assert "NOT RUN HERE" in image and "NOT RUN HERE" in values_text
+    assert INSTALL.findall(image) == makefile_installs()
+    assert "-c .ci/constraints.txt -e '.[classroom]'" in image
+    values = yaml.safe_load(values_text)
+    assert values["hub"]["config"]["JupyterHub"]["authenticator_class"] == "shared-password"
+    assert values["singleuser"]["lifecycleHooks"]["postStart"]["exec"]["command"][:3] == [
+        "python", "-m", "course_lib.tooling.student_copy"]
+    assert values["cull"]["enabled"] is True and values["cull"]["timeout"] == 60 * 60  # make classroom's IDLE
+
+
 # -- binder/postBuild on a clean clone (make binder-check) --------------------------------------
 
 BUDGET = 900  # seconds for the whole script on a warm package cache

@@ -395,7 +395,7 @@ def configure(c, classroom: dict) -> None:
     if bench:  # the capacity bench (classroom_bench) starts and drives the students' servers
         c.JupyterHub.services = [{"name": "capacity-bench", "api_token": bench}]
         c.JupyterHub.load_roles = [{"name": "capacity-bench", "services": ["capacity-bench"],
-                                    "scopes": ["admin:servers", "access:servers", "read:users"]}]
+                                    "scopes": ["read:users", "admin:servers", "access:servers"]}]
 
 
 def progress_handler(students: list[str]):

@@ -68,6 +68,7 @@ INPROCESS: dict[str, frozenset[str] | None] = {
         "test_postbuild_runs_the_set_ups_install_steps_and_environment_yml_lists_them",
         "test_the_binder_badge_opens_the_student_copy_at_chapter_00",
         "test_the_devcontainer_runs_the_set_up_and_forwards_jupyterlab",
+        "test_the_kubernetes_image_and_values_follow_the_tested_set_up",
         "test_the_readme_counts_the_install_commands_environment_yml_lists",
     }),
     "tests/test_instructor_view.py": frozenset({
