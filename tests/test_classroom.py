@@ -73,6 +73,11 @@ def test_the_hub_listens_on_loopback_only_and_students_servers_stop_when_idle(tm
     assert "--ServerApp.shutdown_no_activity_timeout=30" in config.Spawner.args
     assert "--MappingKernelManager.cull_idle_timeout=30" in config.Spawner.args
     assert config.JupyterHub.cleanup_servers is True and config.Spawner.notebook_dir == "~/course"
+    # a restart finds the class as it was: accounts and sign-ins in STATE, the copies in the homes
+    assert config.JupyterHub.db_url == f"sqlite:///{tmp_path / 'jupyterhub.sqlite'}"
+    assert config.JupyterHub.cookie_secret_file == str(tmp_path / "cookie_secret")
+    assert config.Spawner.environment == {"COURSE_SDK129_VENV": str(classroom.VENV / "sdk129"),
+                                          "COURSE_SERVERS_VENV": str(classroom.VENV / "servers")}
     assert config.JupyterHub.extra_handlers == [(r"/progress", ("handler", ("ana", "ben")))]
     kept = json.loads((tmp_path / "passwords.json").read_text())
     assert len(kept["admin_password"]) >= 32 and len(kept["user_password"]) >= 8
