@@ -157,6 +157,7 @@ lock:
 	.lock-venv/bin/python -m pip freeze --exclude-editable | grep -v '^mcp-robustness-course' > .ci/constraints.txt
 	rm -rf .lock-venv
 
-## clean: remove what the tooling builds (never student/: it holds the students' work)
+## clean: remove what the tooling builds (never student/ nor .classroom/: the students' work and
+##        the class's accounts)
 clean:
-	rm -rf $(VENV) .venv-sdk129 .venv-servers .pytest_cache slides bench-results screenshots
+	rm -rf $(VENV) .venv-sdk129 .venv-servers .venv-classroom .pytest_cache slides bench-results screenshots
