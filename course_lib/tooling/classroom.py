@@ -15,7 +15,8 @@ pinned wheel), on 127.0.0.1 only:
   server (the hub admits a user only to their own server); the hub's database and cookie secret
   live in STATE (mode 700), so a restart of the hub keeps every account and every copy;
 - an idle lab server stops itself after ``--idle-minutes`` without activity (its idle kernels
-  first); stopping the hub (Ctrl-C or SIGTERM) stops every student's server and the proxy;
+  first); stopping the hub (Ctrl-C or SIGTERM) stops every student's server and the proxy, and
+  the command then stops whatever a hub stopped while starting left behind (:func:`sweep`);
 - the instructor is the hub's admin; ``/hub/progress`` shows the class's progress table to an
   admin, and ``python -m course_lib.tooling.classroom progress ROSTER`` (``make classroom-progress``)
   prints it: each student's best score in every exercise, read from the progress file each
@@ -449,6 +450,89 @@ def prepare(roster: Path, state: Path, port: int, instructor: str, idle_minutes:
     return [sys.executable, "-m", "jupyterhub", "-f", str(config)], state
 
 
+def sweep(state: Path, names: list[str]) -> list[str]:
+    """After the hub: stop what it may have left (it stops its proxy and the students' servers on a
+    normal stop, not when stopped while starting): the proxy of its pid file, then every process of
+    the class's users. Returns what was stopped."""
+    import psutil
+
+    stopped: list[str] = []
+    found: list = []
+    try:
+        proxy = psutil.Process(int((state / "proxy.pid").read_text().strip()))
+        if "configurable-http-proxy" in " ".join(proxy.cmdline()):
+            found.append(proxy)
+    except (OSError, ValueError, psutil.Error):
+        pass
+    uids = set()
+    for name in names:
+        try:
+            uids.add(_ours(name))
+        except (ClassroomError, KeyError):
+            pass
+    found += [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real in uids]
+    for process in found:
+        try:
+            stopped.append(f"{process.pid} {' '.join(process.cmdline())[:80]}")
+            process.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(found, timeout=10)
+    for process in alive:
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
+    (state / "proxy.pid").unlink(missing_ok=True)
+    return stopped
+
+
+def _ours(name: str) -> int:
+    """The uid of a user the classroom made (its comment says so)."""
+    import pwd
+
+    entry = pwd.getpwnam(name)
+    if entry.pw_gecos != GECOS:
+        raise ClassroomError(f"{name!r} was not made by the classroom", reason="not_ours")
+    return entry.pw_uid
+
+
+def supervise(argv: list[str], state: Path, names: list[str], grace: float = 20.0) -> int:
+    """Run the hub until it stops, then :func:`sweep`: nothing of the class outlives the command.
+
+    Ctrl-C reaches the hub directly (the terminal signals the whole group); SIGTERM and SIGHUP are
+    passed on. A hub still starting may miss them, so they are passed on again every ``grace``
+    seconds, and after three times the hub is killed (the sweep then stops what it left)."""
+    import signal
+    import time
+
+    hub = subprocess.Popen(argv, cwd=state)
+    asked: list[float] = []
+
+    def stop(signum, _frame):
+        asked.append(time.monotonic())
+        hub.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, lambda signum, frame: asked.append(time.monotonic()))
+    try:
+        while hub.poll() is None:
+            time.sleep(0.5)
+            if asked and time.monotonic() - asked[-1] > grace:
+                if len(asked) >= 3:
+                    hub.kill()
+                else:
+                    stop(signal.SIGTERM, None)
+        status = hub.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        left = sweep(state, names)
+    for line in left:
+        print(f"stopped what the hub left: {line}", file=sys.stderr)
+    return status
+
+
 def _options(argv: list[str], known: dict[str, str]) -> tuple[list[str], dict[str, str]]:
     values, rest, args = dict(known), [], iter(argv)
     for arg in args:
@@ -494,8 +578,7 @@ def main(argv: list[str]) -> int:
                   f"  {opts['instructor']} (admin): the admin password in {state / 'passwords.json'}\n"
                   f"  the class's progress: http://127.0.0.1:{opts['port']}/hub/progress "
                   f"(or make classroom-progress)\nCtrl-C stops the hub and every student's server.", flush=True)
-            os.chdir(state)
-            os.execv(argv[0], argv)
+            return supervise(argv, state, [*read_roster(rest[0]), opts["instructor"]])
         raise ClassroomError(USAGE, reason="usage")
     except ClassroomError as exc:
         print(exc, file=sys.stderr)
