@@ -16,6 +16,7 @@ import asyncio
 import json
 import os
 import secrets
+import shutil
 import signal
 import statistics
 import subprocess
@@ -201,6 +202,7 @@ def run_size(size: int, cells: list[str], tag: str) -> dict:
         log.close()
         for name in [*students, f"mcpb{tag}t"]:
             classroom.remove_user(name)
+        shutil.rmtree(work, ignore_errors=True)
     return figures
 
 
@@ -223,8 +225,11 @@ def chapter_cells() -> list[str]:
     from course_lib.tooling.student_copy import generate
 
     out = Path(tempfile.mkdtemp(prefix="course-bench-copy-"))
-    generate(out)
-    nb = nbformat.read(out / CHAPTER, as_version=4)
+    try:
+        generate(out)
+        nb = nbformat.read(out / CHAPTER, as_version=4)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
     return [c.source for c in nb.cells if c.cell_type == "code"
             and "raises-exception" not in c.metadata.get("tags", [])]
 
