@@ -18,7 +18,7 @@ NEED_PYTHON = v=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2
   $${v:-not found}: install Python 3.12 (python.org, brew install python@3.12 or apt install python3.12) \
   and run: make $(or $(MAKECMDGOALS),test) PYTHON=python3.12" >&2; exit 1;; esac
 
-.PHONY: lab instructor test check portable docs progress regen bench student slides slides-check presentation browser-check solution-mutants lock clean
+.PHONY: lab instructor classroom classroom-install classroom-progress binder-check test check portable docs progress regen bench student slides slides-check presentation browser-check solution-mutants lock clean
 
 # The set-up also installs chapter 07's peers (Node.js MCP clients and servers) exactly as locked
 # in fixtures/peers/package-lock.json, with the npm of the pinned Node.js wheel: no global install;
@@ -29,12 +29,12 @@ NEED_PYTHON = v=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2
 # .ci/constraints-servers.txt.
 # An unsupported Python is refused before anything is installed; a .venv or .venv-sdk129 that a
 # failed or older set-up left unusable is rebuilt; the stamp is written only when all of it worked.
-$(STAMP): pyproject.toml .ci/constraints.txt .ci/constraints-sdk129.txt .ci/constraints-servers.txt fixtures/peers/package.json fixtures/peers/package-lock.json fixtures/slides/package.json fixtures/slides/package-lock.json
+$(STAMP): pyproject.toml .ci/constraints.txt .ci/constraints-sdk129.txt .ci/constraints-servers.txt fixtures/peers/package.json fixtures/peers/package-lock.json fixtures/slides/package.json fixtures/slides/package-lock.json fixtures/classroom/package.json fixtures/classroom/package-lock.json
 	@rm -f $@
 	@$(BIN)/python -c '$(USABLE)' 2>/dev/null || { $(NEED_PYTHON); rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	@.venv-sdk129/bin/python -c '$(USABLE)' 2>/dev/null || rm -rf .venv-sdk129
 	@.venv-servers/bin/python -c '$(USABLE)' 2>/dev/null || rm -rf .venv-servers
-	$(BIN)/python -m pip install $(PIP_QUIET) -c .ci/constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install $(PIP_QUIET) -c .ci/constraints.txt -e '.[test,classroom]'
 	$(BIN)/python -m course_lib.chapters.peers_lab install
 	$(BIN)/python -m course_lib.sdk129 install
 	$(BIN)/python -m course_lib.chapters.servers_env install
@@ -46,9 +46,37 @@ $(STAMP): pyproject.toml .ci/constraints.txt .ci/constraints-sdk129.txt .ci/cons
 lab: student
 	$(BIN)/python -m course_lib.tooling.lab student $(ROOT_FLAG) $(LAB_ARGS)
 
-## instructor: open the full course (notebooks/, with the reference solutions) in JupyterLab
+## instructor: open the full course (notebooks/, with the reference solutions) in JupyterLab, on a
+##             scratch copy made afresh outside the repository, with its own workspace and autosave
+##             off: nothing an instructor runs, clicks or saves changes a committed chapter
 instructor: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.lab notebooks $(ROOT_FLAG) $(LAB_ARGS)
+
+## classroom: serve the student copy to a class from this machine (Linux, as root): JupyterHub on
+##            127.0.0.1:$(PORT) only, one system user, copy (~/course) and lab server per name of
+##            CLASS (one a line), a workshop password; the instructor (INSTRUCTOR) is the admin and
+##            sees /hub/progress; a lab server idle IDLE minutes stops; Ctrl-C stops everything
+##            (course_lib/tooling/classroom.py, docs/classroom.md)
+CLASS ?= roster.txt
+PORT ?= 8000
+IDLE ?= 60
+INSTRUCTOR ?= instructor
+classroom: classroom-install
+	$(BIN)/python -m course_lib.tooling.classroom serve $(CLASS) --port $(PORT) --idle-minutes $(IDLE) --instructor $(INSTRUCTOR) $(CLASSROOM_ARGS)
+
+## classroom-install: build .venv-classroom, the interpreter the students' servers run (once; the
+##                    classroom's real-hub test needs it too, so CI runs this before make test)
+classroom-install: $(STAMP)
+	$(BIN)/python -m course_lib.tooling.classroom install
+
+## classroom-progress: the class's progress table (every student's best score in every exercise)
+classroom-progress: $(STAMP)
+	$(BIN)/python -m course_lib.tooling.classroom progress $(CLASS)
+
+## binder-check: run binder/postBuild (Binder's set-up: make lab's install steps) on a clean clone
+##               of the committed tree, against the pinned packages (reaches the package registries)
+binder-check: $(STAMP)
+	COURSE_SETUP_CHECK=1 $(BIN)/python -m pytest -p no:cacheprovider -q -n 0 -s tests/test_binder.py
 
 ## test: set up and run the whole suite (course_lib tests + strict nbval on every chapter, the
 ##       25 slowest tests listed), then the portable selection (make portable), then, when
@@ -139,10 +167,11 @@ progress: $(STAMP)
 ## lock: re-resolve the pinned constraints after changing pyproject.toml
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
-	.lock-venv/bin/python -m pip install --quiet --disable-pip-version-check '.[test]'
+	.lock-venv/bin/python -m pip install --quiet --disable-pip-version-check '.[test,classroom]'
 	.lock-venv/bin/python -m pip freeze --exclude-editable | grep -v '^mcp-robustness-course' > .ci/constraints.txt
 	rm -rf .lock-venv
 
-## clean: remove what the tooling builds (never student/: it holds the students' work)
+## clean: remove what the tooling builds (never student/ nor .classroom/: the students' work and
+##        the class's accounts)
 clean:
-	rm -rf $(VENV) .venv-sdk129 .venv-servers .pytest_cache slides bench-results screenshots
+	rm -rf $(VENV) .venv-sdk129 .venv-servers .venv-classroom .pytest_cache slides bench-results screenshots

@@ -137,3 +137,18 @@ def test_installed_peers_match_the_lock():
         if path.startswith("node_modules/") and "version" in entry and not entry.get("optional"):
             installed = json.loads((peers_lab.PEERS_DIR / path / "package.json").read_text())
             assert installed["version"] == entry["version"], f"{path}: installed {installed['version']}"
+
+
+# -- make classroom: JupyterHub from PyPI (the classroom extra), its proxy from the committed lock --
+
+def test_the_hub_and_its_proxy_are_pinned_exactly_and_locked():
+    from course_lib.chapters import peers_lab
+
+    assert _project_requirements()["jupyterhub"].specifier == SpecifierSet("==6.1.1")
+    manifest = json.loads((peers_lab.CLASSROOM_DIR / "package.json").read_text())
+    lock = json.loads((peers_lab.CLASSROOM_DIR / "package-lock.json").read_text())
+    assert manifest["dependencies"] == {"configurable-http-proxy": "5.3.0"}
+    assert lock["packages"][""]["dependencies"] == manifest["dependencies"]
+    assert lock["packages"]["node_modules/configurable-http-proxy"]["version"] == "5.3.0"
+    assert all("version" in entry and "integrity" in entry for path, entry in lock["packages"].items()
+               if path), "every locked package has its version and checksum"

@@ -17,7 +17,8 @@ from course_lib.paths import ROOT
 SETUP_FILES = ("Makefile", "pyproject.toml", ".ci/constraints.txt", ".ci/constraints-sdk129.txt",
                ".ci/constraints-servers.txt",
                "fixtures/peers/package.json", "fixtures/peers/package-lock.json",
-               "fixtures/slides/package.json", "fixtures/slides/package-lock.json")
+               "fixtures/slides/package.json", "fixtures/slides/package-lock.json",
+               "fixtures/classroom/package.json", "fixtures/classroom/package-lock.json")
 STAMP = ".venv/.installed"
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")

@@ -71,12 +71,13 @@ def npm_argv(*args: str) -> list[str]:
 
 
 SLIDES_DIR = PEERS_DIR.parent / "slides"  # the slide decks' reveal.js, pinned the same way
+CLASSROOM_DIR = PEERS_DIR.parent / "classroom"  # JupyterHub's proxy for make classroom, the same way
 
 
 def install() -> None:
-    """``npm ci`` into ``fixtures/peers`` and ``fixtures/slides``: exactly the locked trees, no
-    global install, no scripts."""
-    for folder in (PEERS_DIR, SLIDES_DIR):
+    """``npm ci`` into ``fixtures/peers``, ``fixtures/slides`` and ``fixtures/classroom``: exactly
+    the locked trees, no global install, no scripts."""
+    for folder in (PEERS_DIR, SLIDES_DIR, CLASSROOM_DIR):
         subprocess.run(npm_argv("ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"),
                        cwd=folder, check=True)
 

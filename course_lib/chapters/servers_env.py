@@ -35,7 +35,8 @@ class PinnedEnv:
 
     @property
     def venv(self) -> Path:
-        return ROOT / self.folder
+        # A class on JupyterHub (make classroom) names the copy its students may run.
+        return Path(os.environ.get("COURSE_SERVERS_VENV") or ROOT / self.folder)
 
     def interpreter(self) -> Path:
         return self.venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")

@@ -13,7 +13,11 @@
    as ``make test`` runs it (skip with ``--no-suite``);
    with ``--against REF`` (a git revision, e.g. ``main``) the same pytest part of ``make test``
    on REF's tree as well, one after the other in the same run, so "no slower than before" is a
-   ratio of neighbours (``make bench BENCH_ARGS="--only suite --against main"``).
+   ratio of neighbours (``make bench BENCH_ARGS="--only suite --against main"``);
+6. classroom: how many students one machine serves (:mod:`course_lib.tooling.classroom_bench`):
+   a real hub per class size (``--class-sizes 2,4,8``), simulated students each running chapter
+   01 and its check through the hub's API; cell latency and memory per student, beside the
+   machine's size (Linux and root only: elsewhere it says why it is skipped).
 
 Numbers go to stdout only; nothing here is asserted by the tests. The machine's load average
 is printed with every figure, because a shared machine makes every timing noisy.
@@ -41,7 +45,7 @@ from course_lib.labs import connect
 from course_lib.paths import ROOT
 
 
-PARTS = ("launch", "walk", "audit", "suite")
+PARTS = ("launch", "walk", "audit", "suite", "classroom")
 
 
 def load() -> str:
@@ -259,6 +263,10 @@ async def main(args: argparse.Namespace) -> None:
         bench_suite(cold=True)
     if "suite" in parts and args.against:
         bench_suite_against(args.against, args.pairs)
+    if "classroom" in parts:
+        from course_lib.tooling import classroom_bench
+
+        await anyio.to_thread.run_sync(classroom_bench.bench, [int(n) for n in args.class_sizes.split(",")])
 
 
 if __name__ == "__main__":
@@ -266,7 +274,9 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=7, help="launches of each kind (default 7)")
     parser.add_argument("--rounds", type=int, default=4, help="walker/bare pairs (default 4)")
     parser.add_argument("--no-suite", dest="suite", action="store_false", help="skip the suite timing")
-    parser.add_argument("--only", choices=PARTS, help="run one part: launch (with close), walk, audit or suite")
+    parser.add_argument("--only", choices=PARTS,
+                        help="run one part: launch (with close), walk, audit, suite or classroom")
+    parser.add_argument("--class-sizes", default="2,4,8", help="class sizes of the classroom part (default 2,4,8)")
     parser.add_argument("--cold-suite", action="store_true",
                         help="also time the suite with every server started cold (proves the outputs match)")
     parser.add_argument("--against", metavar="REF",

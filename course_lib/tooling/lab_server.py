@@ -34,25 +34,35 @@ def _free_port() -> int:
 class JupyterLab:
     """A JupyterLab server on 127.0.0.1 with a random token, in its own process group."""
 
-    def __init__(self, root_dir: Path, workdir: Path, run_tag: str, course_root: Path = ROOT):
+    def __init__(self, root_dir: Path, workdir: Path, run_tag: str, course_root: Path = ROOT,
+                 launcher: list[str] | None = None, home: Path | None = None):
+        """``launcher``: the course's own command instead (``python -m course_lib.tooling.lab
+        FOLDER``, as ``make lab`` and ``make instructor`` run it), given only the address, the
+        token and the page hooks, so its own workspace and settings folders are the ones tested;
+        ``home``: the Jupyter folders (config, data, runtime), shared by two servers that stand
+        for one user's two sessions (by default ``workdir``'s)."""
         self.root_dir, self.workdir = root_dir, workdir
         self.port, self.token = _free_port(), secrets.token_hex(16)
         self.url = f"http://127.0.0.1:{self.port}"
-        settings = workdir / "user-settings"
+        home = home or workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        # the launcher's JupyterLab reads user settings where Jupyter keeps them by default
+        settings = home / "config" / "lab" / "user-settings" if launcher else workdir / "user-settings"
         for name, value in SETTINGS.items():
             path = settings / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(value))
         env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
-        env.update(PYTHONPATH=str(course_root), JUPYTER_CONFIG_DIR=str(workdir / "config"),
-                   JUPYTER_DATA_DIR=str(workdir / "data"), JUPYTER_RUNTIME_DIR=str(workdir / "runtime"),
+        env.update(PYTHONPATH=str(course_root), JUPYTER_CONFIG_DIR=str(home / "config"),
+                   JUPYTER_DATA_DIR=str(home / "data"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
                    COURSE_LAB_RUN=run_tag)
-        argv = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
-                f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={root_dir}",
-                f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={workdir / 'workspaces'}",
-                "--LabApp.expose_app_in_browser=True",  # the check waits on the application's own signals
-                *server_options()]
-        trust(root_dir, workdir / "data")  # as make lab does: no "is not trusted" warning
+        where = [f"--ServerApp.root_dir={root_dir}", f"--LabApp.user_settings_dir={settings}",
+                 f"--LabApp.workspaces_dir={workdir / 'workspaces'}", *server_options()]
+        argv = [*(launcher or [sys.executable, "-m", "jupyterlab", *where]), "--no-browser", "--ip=127.0.0.1",
+                f"--port={self.port}", f"--IdentityProvider.token={self.token}",
+                "--LabApp.expose_app_in_browser=True"]  # the check waits on the application's own signals
+        if not launcher:
+            trust(root_dir, home / "data")  # as make lab does: no "is not trusted" warning
         if os.geteuid() == 0:
             argv.append("--allow-root")
         self.log = open(workdir / "jupyterlab.log", "wb")

@@ -48,6 +48,7 @@ INPROCESS: dict[str, frozenset[str] | None] = {
         "test_every_pin_is_exact_and_locked", "test_node_wheel_is_a_pinned_dependency",
         "test_peers_are_pinned_exactly_and_locked", "test_pins_match_pyproject",
         "test_python_version_satisfies_requires_python",
+        "test_the_hub_and_its_proxy_are_pinned_exactly_and_locked",
     }),
     "tests/test_exercises.py": frozenset({
         "test_the_checks_stored_card_is_the_starters_zero", "test_the_exercise_follows_the_convention",
@@ -55,6 +56,23 @@ INPROCESS: dict[str, frozenset[str] | None] = {
     "tests/test_fastlaunch.py": frozenset({
         "test_a_missing_server_fails_before_any_fork",
         "test_closing_a_pipe_another_task_waits_on_leaves_no_stale_wait_behind",
+    }),
+    "tests/test_classroom.py": frozenset({
+        "test_a_machine_that_cannot_serve_a_class_is_told_so_before_anything_happens",
+        "test_a_roster_is_one_name_a_line_and_a_bad_one_is_refused_by_line",
+        "test_the_class_progress_table_has_a_row_per_student_and_a_column_per_exercise",
+        "test_the_hub_listens_on_loopback_only_and_students_servers_stop_when_idle",
+    }),
+    "tests/test_binder.py": frozenset({
+        "test_binders_environment_is_the_conda_route_less_the_editable_install",
+        "test_postbuild_runs_the_set_ups_install_steps_and_environment_yml_lists_them",
+        "test_the_binder_badge_opens_the_student_copy_at_chapter_00",
+        "test_the_devcontainer_runs_the_set_up_and_forwards_jupyterlab",
+        "test_the_kubernetes_image_and_values_follow_the_tested_set_up",
+        "test_the_readme_counts_the_install_commands_environment_yml_lists",
+    }),
+    "tests/test_instructor_view.py": frozenset({
+        "test_the_instructor_view_serves_a_scratch_copy_with_its_own_workspace_and_no_autosave",
     }),
     "tests/test_grading_allowlist.py": frozenset({
         "test_a_check_that_never_returns_is_stopped_within_the_budget",

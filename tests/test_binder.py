@@ -1,0 +1,150 @@
+"""The one-click routes: Binder (binder/) and a devcontainer for Codespaces (.devcontainer/).
+
+What runs here: the files agree with each other and with the set-up (``make lab``'s three install
+steps are Binder's, the README and environment.yml's header say so), and, with ``make
+binder-check``, ``binder/postBuild`` itself on a clean clone of the repository against the
+course's pinned packages (it reaches the package registries, as a set-up does, so ``make test``
+leaves it out). What cannot run here: Binder's and Codespaces' own builds (their images and
+servers are theirs); the files follow their documented layouts.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+
+import pytest
+import yaml
+
+from course_lib.paths import NOTEBOOKS, ROOT
+
+INSTALL = re.compile(r"python -m (course_lib\.[\w.]+ install)\b")
+
+
+def makefile_installs() -> list[str]:
+    """The install steps of the set-up's stamp recipe, in order."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\n$(STAMP): ", 1)[1].split("\n\n", 1)[0]
+    return INSTALL.findall(recipe)
+
+
+def test_postbuild_runs_the_set_ups_install_steps_and_environment_yml_lists_them():
+    steps = makefile_installs()
+    assert steps == ["course_lib.chapters.peers_lab install", "course_lib.sdk129 install",
+                     "course_lib.chapters.servers_env install"]
+    postbuild = (ROOT / "binder" / "postBuild").read_text(encoding="utf-8")
+    assert INSTALL.findall(postbuild) == steps
+    assert "python -m pip install" in postbuild and "-e ." in postbuild, "Binder installs course_lib itself"
+    assert "python -m course_lib.tooling.student_copy" in postbuild
+    assert os.access(ROOT / "binder" / "postBuild", os.X_OK), "Binder runs postBuild only when executable"
+    header = "".join(line for line in (ROOT / "environment.yml").read_text().splitlines(keepends=True)
+                     if line.startswith("#"))
+    assert INSTALL.findall(header) == steps
+    assert "three install commands" in header
+
+
+def test_the_readme_counts_the_install_commands_environment_yml_lists():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    counted = re.findall(r"lists the (\w+) install commands", readme)
+    words = {2: "two", 3: "three", 4: "four"}
+    assert counted == [words[len(makefile_installs())]]
+
+
+def test_binders_environment_is_the_conda_route_less_the_editable_install():
+    main = yaml.safe_load((ROOT / "environment.yml").read_text())
+    binder = yaml.safe_load((ROOT / "binder" / "environment.yml").read_text())
+    assert binder["channels"] == main["channels"]
+    conda = [d for d in main["dependencies"] if isinstance(d, str)]
+    assert [d for d in binder["dependencies"] if isinstance(d, str)] == conda
+    pip = next(d["pip"] for d in main["dependencies"] if isinstance(d, dict))
+    binder_pip = next(d["pip"] for d in binder["dependencies"] if isinstance(d, dict))
+    assert pip[-1] == "-e ." and binder_pip == pip[:-1]
+
+
+def test_the_binder_badge_opens_the_student_copy_at_chapter_00():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (badge,) = re.findall(r"\[!\[Binder\]\(https://mybinder\.org/badge_logo\.svg\)\]\(([^)]+)\)", readme)
+    assert badge.startswith("https://mybinder.org/v2/gh/")
+    assert badge.endswith("?urlpath=lab/tree/student/00_orientation.ipynb")
+
+
+def test_the_devcontainer_runs_the_set_up_and_forwards_jupyterlab():
+    config = json.loads((ROOT / ".devcontainer" / "devcontainer.json").read_text())
+    assert config["postCreateCommand"] == "make student"
+    assert "\nstudent: $(STAMP)" in (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"python:3\.1[1-9]", config["image"]), "a Python the course accepts"
+    assert 8888 in config["forwardPorts"]
+    assert "make lab" in config["postAttachCommand"]
+
+
+def test_the_kubernetes_image_and_values_follow_the_tested_set_up():
+    """docs/zero-to-jupyterhub is not run here; it must at least say so, run the set-up's install
+    steps, and keep the classroom's settings (authenticator, copy, idle time)."""
+    folder = ROOT / "docs" / "zero-to-jupyterhub"
+    image = (folder / "Dockerfile").read_text(encoding="utf-8")
+    values_text = (folder / "values.yaml").read_text(encoding="utf-8")
+    assert "NOT RUN HERE" in image and "NOT RUN HERE" in values_text
+    assert INSTALL.findall(image) == makefile_installs()
+    assert "-c .ci/constraints.txt -e '.[classroom]'" in image
+    values = yaml.safe_load(values_text)
+    assert values["hub"]["config"]["JupyterHub"]["authenticator_class"] == "shared-password"
+    assert values["singleuser"]["lifecycleHooks"]["postStart"]["exec"]["command"][:3] == [
+        "python", "-m", "course_lib.tooling.student_copy"]
+    assert values["cull"]["enabled"] is True and values["cull"]["timeout"] == 60 * 60  # make classroom's IDLE
+
+
+# -- binder/postBuild on a clean clone (make binder-check) --------------------------------------
+
+BUDGET = 900  # seconds for the whole script on a warm package cache
+
+
+@pytest.mark.skipif(os.environ.get("COURSE_SETUP_CHECK") != "1",
+                    reason="reaches the package registries as a set-up does: make binder-check runs it")
+def test_postbuild_sets_up_a_clean_clone(tmp_path):
+    """Binder's environment is the pinned packages without course_lib: a fresh virtual
+    environment that sees this .venv's packages through a path file (a directory named in a .pth
+    file is only added to the path, so this .venv's own course_lib is not seen)."""
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    env_dir = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True)
+    python = env_dir / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (tmp_path / "env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    shutil.move(tmp_path / "env.pth", os.path.join(purelib, "course_pins.pth"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PYTEST", "COURSE_"))}
+    env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env['PATH']}"
+    started = time.monotonic()
+    run = subprocess.run(["bash", "binder/postBuild"], cwd=clone, env=env, capture_output=True, text=True,
+                         timeout=BUDGET)
+    seconds = time.monotonic() - started
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    print(f"binder/postBuild on a clean clone of {head.stdout.strip()[:12]}: {seconds:.0f} s")
+
+    def in_clone(code: str) -> str:
+        out = subprocess.run([str(python), "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout.strip()
+
+    assert in_clone("import course_lib; print(course_lib.__file__)").startswith(str(clone))
+    # each install step left what the chapters check for
+    in_clone("from course_lib.chapters import peers_lab, servers_env; peers_lab.check(); servers_env.check()")
+    assert in_clone("from course_lib import sdk129; import subprocess; print(subprocess.run("
+                    "[str(sdk129.python()), '-c', 'import importlib.metadata as m; print(m.version(\"mcp\"))'],"
+                    " capture_output=True, text=True).stdout)") == "1.29.0"
+    chapters = sorted(p.name for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    assert sorted(p.name for p in (clone / "student").glob("[0-9][0-9]_*.ipynb")) == chapters
+    assert (clone / "student" / ".progress.json").is_file()
+    assert "fetchNews" in (env_dir / "share" / "jupyter" / "lab" / "settings" / "overrides.json").read_text()
+    # what the set-up wrote is ignored by git: the clone stays clean
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True)
+    assert status.stdout == ""
+    # and this checkout's own environment still has its course_lib
+    assert subprocess.run([sys.executable, "-c", "import course_lib, sys; sys.exit(course_lib.__file__ != %r)"
+                           % str(ROOT / "course_lib" / "__init__.py")], cwd=tmp_path).returncode == 0
