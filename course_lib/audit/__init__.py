@@ -40,8 +40,8 @@ ALL_CHECKS = ("stdout.before-input", "launch.answer", "launch.late", "stderr", "
               "tool.invalid-input", "probe.ended", "stdout.noise", "stdout.frames", "envelope.strict",
               "envelope.received", "exit.leftovers")
 CAN_FAIL = ("stdout.before-input", "launch.answer", "launch.late", "era.handshake", "era.envelope", "era.auto",
-            "list.walk", "method.unknown", "tool.unknown", "tool.arguments", "tool.invalid-input", "probe.ended",
-            "stdout.noise", "envelope.strict", "exit.leftovers")
+            "list.walk", "cursor.tampered", "method.unknown", "tool.unknown", "tool.arguments", "tool.invalid-input",
+            "probe.ended", "stdout.noise", "envelope.strict", "exit.leftovers")
 REPORT_ONLY = ("stderr", "cursor.unpaged", "uri.template", "envelope.received", "launch.answer", "launch.late",
                "probe.ended")
 RECEIVED = "MAY (spec: notifications and server requests at any time)"
@@ -71,10 +71,10 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
     legacy_ok = found[1] if want_legacy else None
     modern_ok = found[-1] if want_modern else False
     report.eras = {LEGACY: _support(legacy_ok), MODERN_VERSION: _support(modern_ok if era != LEGACY else None)}
-    if era == LEGACY:
-        run = [LEGACY] if legacy_ok else []
-    elif era == MODERN_VERSION:
-        run = [MODERN_VERSION] if modern_ok else []
+    if era in (LEGACY, MODERN_VERSION):
+        run = [era] if (legacy_ok if era == LEGACY else modern_ok) else []
+        if not run:
+            eras.asked_for(report, era)
     else:
         landed = eras.auto(ctx, report, legacy_ok, modern_ok)
         report.eras[AUTO] = "none" if landed is None else landed
@@ -132,11 +132,15 @@ def _summary(ctx: Context, report: Report) -> None:
     report.add("envelope.received", "INFO", RECEIVED, "all",
                f"{len(notes)} notification(s), {len(asks)} server request(s), none taken for a reply"
                + (f": {', '.join(methods)[:50]}" if methods else ""))
-    left = sorted(set(ctx.leftovers))
-    report.add("exit.leftovers", "FAIL" if left else "PASS", launch.LEFT, "all",
-               f"{len(left)} process(es) outlived the server and were killed" if left else
-               f"nothing left behind by {ctx.processes} server processes"
-               + (f" ({ctx.forced} stopped by force)" if ctx.forced else ""))
+    left, outlived = sorted(set(ctx.leftovers)), sorted(set(ctx.outlived))
+    if outlived:
+        report.add("exit.leftovers", "FAIL", launch.LEFT, "all", f"{len(outlived)} process(es) still running after "
+                   f"the server exited by itself on stdin EOF: {'; '.join(outlived)}")
+    else:
+        report.add("exit.leftovers", "FAIL" if left else "PASS", launch.LEFT, "all",
+                   f"{len(left)} process(es) outlived the server and were killed" if left else
+                   f"nothing left behind by {ctx.processes} server processes"
+                   + (f" ({ctx.forced} stopped by force)" if ctx.forced else ""))
 
 
 __all__ = ["ALL_CHECKS", "CAN_FAIL", "ERA_CHOICES", "REPORT_ONLY", "Line", "Report", "audit"]

@@ -55,7 +55,8 @@ class Context:
     envelope_faults: list[tuple[str, str, str]] = field(default_factory=list)  # (era, check, message)
     received: list[tuple[str, dict]] = field(default_factory=list)  # (era, notification or request)
     forced: int = 0
-    leftovers: list[int] = field(default_factory=list)
+    leftovers: list[int] = field(default_factory=list)  # processes a stop's sweep had to kill
+    outlived: list[str] = field(default_factory=list)  # what was still running when the server had exited by itself
     exit_budget: float = 5.0  # how long the exit probe waits for the server to exit by itself
     noise: list[bytes] = field(default_factory=list)  # non-JSON stdout lines, from every probe
     oversized: list[int] = field(default_factory=list)  # frame budgets that a line passed
@@ -92,6 +93,11 @@ async def probe(ctx: Context, era: str, *, exit_grace: float | None = None) -> A
                     ctx.oversized.append(wire.max_line)
                 if exc.check in ENVELOPE_CHECKS:
                     ctx.envelope_faults.append((era, exc.check, exc.message))
+                if exc.check == "reply_timeout" and "closed stdout" in exc.message:  # not a timeout: it ended
+                    code = wire.exit.returncode if wire.exit is not None else None
+                    raise ProbeFailed("closed_pipe", exc.message.replace("the server closed stdout", (
+                        f"the server exited with code {code}, its stdout closed," if code is not None else
+                        "the server closed stdout"))) from None
                 raise ProbeFailed(exc.check, exc.message) from None
             except CourseError as exc:
                 raise ProbeFailed(exc.reason, str(exc)) from None

@@ -8,6 +8,9 @@ answered by an ``isError`` result); and an unknown method, which must get ``-326
 """
 from __future__ import annotations
 
+import json
+import re
+
 from course_lib.audit.session import PROBE_ENDED, Context, ProbeFailed, describe_error, error_of, probe
 from course_lib.protocol import INVALID_PARAMS, METHOD_NOT_FOUND
 
@@ -18,6 +21,8 @@ PROTOCOL = "SHOULD (spec: tools, protocol errors)"
 VALIDATE = "MUST (spec: tools, servers validate tool inputs)"
 INPUT_ERROR = "SHOULD (spec: tools, input errors are tool results)"
 METHOD = "MUST (JSON-RPC 2.0: method not found)"
+AS_SUCCESS = "SHOULD (spec: tools, an error in a result sets isError)"
+ERROR_WORDS = re.compile(r"\b(error|unknown|not found|no such|invalid|failed|does not exist)\b", re.I)
 
 
 def requires_input(tool: dict) -> bool:
@@ -26,20 +31,35 @@ def requires_input(tool: dict) -> bool:
     return isinstance(schema, dict) and isinstance(schema.get("required"), list) and bool(schema["required"])
 
 
+def _text(result: dict) -> str:
+    parts = [c.get("text") for c in result.get("content") or [] if isinstance(c, dict) and isinstance(c.get("text"), str)]
+    text = " ".join(" ".join(parts).split())
+    return repr(text[:60] + ("…" if len(text) > 60 else ""))
+
+
 def _answer(reply: dict) -> tuple[str, str]:
-    """``(kind, text)``: kind is ``-32602`` / ``error`` / ``isError`` / ``result``."""
+    """``(kind, text)``: kind is ``-32602`` / ``error`` / ``isError`` / ``as-success`` (a result whose
+    text reports an error, without ``isError``) / ``result``."""
     error = error_of(reply)
     if error is not None:
         return ("-32602" if error.get("code") == INVALID_PARAMS else "error"), f"error {describe_error(error)}"
     result = reply.get("result") or {}
-    return ("isError" if result.get("isError") is True else "result"), \
-        "an isError result" if result.get("isError") is True else "a result (the call ran)"
+    if result.get("isError") is True:
+        return "isError", f"an isError result: {_text(result)}"
+    if ERROR_WORDS.search(_text(result)):
+        return "as-success", f"an error reported as a success (isError {json.dumps(result.get('isError'))}): " \
+                             f"{_text(result)}"
+    return "result", f"a result reporting no error: {_text(result)}"
+
+
+def _rule(kind: str, otherwise: str) -> str:
+    return {"result": VALIDATE, "as-success": AS_SUCCESS}.get(kind, otherwise)
 
 
 async def _protocol_error(wire, check: str, params: dict, era: str, subject: str, report) -> None:
     kind, said = _answer(await wire.request("tools/call", params))
-    verdict = {"-32602": "PASS", "error": "WARN", "isError": "WARN", "result": "FAIL"}[kind]
-    report.add(check, verdict, VALIDATE if kind == "result" else PROTOCOL, era, said, subject)
+    verdict = {"-32602": "PASS", "error": "WARN", "isError": "WARN", "as-success": "WARN", "result": "FAIL"}[kind]
+    report.add(check, verdict, _rule(kind, PROTOCOL), era, said, subject)
 
 
 async def run(ctx: Context, era: str, report) -> None:
@@ -65,8 +85,9 @@ async def run(ctx: Context, era: str, report) -> None:
                            "not probed: no listed tool requires a property, so no input is safely invalid")
             for tool in strict[:MAX_INVALID]:
                 kind, said = _answer(await wire.request("tools/call", {"name": tool["name"], "arguments": {}}))
-                verdict = {"isError": "PASS", "-32602": "WARN", "error": "WARN", "result": "FAIL"}[kind]
-                report.add("tool.invalid-input", verdict, VALIDATE if kind == "result" else INPUT_ERROR, era,
+                verdict = {"isError": "PASS", "-32602": "WARN", "error": "WARN", "as-success": "WARN",
+                           "result": "FAIL"}[kind]
+                report.add("tool.invalid-input", verdict, _rule(kind, INPUT_ERROR), era,
                            f"{{}} (required {', '.join(tool['inputSchema']['required'][:3])}): {said}", tool["name"])
     except ProbeFailed as exc:
         report.add("probe.ended", "FAIL", PROBE_ENDED, era, f"{exc.check}: {exc.message}", "tools")

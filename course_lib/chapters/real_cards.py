@@ -129,7 +129,8 @@ def expected_card(name: str) -> dict:
 def expected_lines(card: dict, era: str) -> dict[tuple[str, str, str], str]:
     """The lines an audit in ``era`` must show: the card (written for ``all``) restricted to what
     that era runs: the launch and summary lines, the era probes it makes, and the list, cursor,
-    URI and tool lines of the era it then audits (``auto``: the era it lands in)."""
+    URI and tool lines of the era it then audits (``auto``: the era it lands in). An era asked for
+    by name that the server does not speak fails its era line (the audit audited nothing)."""
     probes = {LEGACY: {"era.handshake"}, MODERN_VERSION: {"era.envelope"},
               AUTO: {"era.handshake", "era.envelope", "era.auto"}}.get(era)
     if probes is None:  # "all": the whole card
@@ -137,9 +138,12 @@ def expected_lines(card: dict, era: str) -> dict[tuple[str, str, str], str]:
     audited = card["eras"][AUTO] if era == AUTO else era
     if card["eras"][audited] != "supported":
         audited = None
-    return {(check, subject, line_era): verdict for check, subject, line_era, verdict in card["lines"]
-            if check in LAUNCH or line_era == "all" or check in probes
-            or (not check.startswith("era.") and line_era == audited)}
+    lines = {(check, subject, line_era): verdict for check, subject, line_era, verdict in card["lines"]
+             if check in LAUNCH or line_era == "all" or check in probes
+             or (not check.startswith("era.") and line_era == audited)}
+    if era != AUTO and audited is None:
+        lines.update({key: "FAIL" for key in lines if key[0] in probes})
+    return lines
 
 
 def differences(name: str, report, era: str = AUTO) -> list[str]:
