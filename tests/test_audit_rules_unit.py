@@ -126,10 +126,13 @@ def test_cursor_outcomes_and_tool_inputs():
     assert tools._answer({"result": {"isError": True}})[0] == "isError"
     assert tools._answer({"result": {"content": []}})[0] == "result"
     said = {"result": {"content": [{"type": "text", "text": "Error: Unknown tool: x"}], "isError": False}}
-    assert tools._answer(said) == ("as-success", "an error reported as a success (isError false): "
-                                                 "'Error: Unknown tool: x'")
-    assert tools._answer({"result": {"content": [{"type": "text", "text": "ran x"}]}}) == (
+    assert tools._answer(said)[0] == "result"  # the graders' reading is unchanged
+    assert tools._said(said) == ("as-success", "an error reported as a success (isError false): "
+                                               "'Error: Unknown tool: x'")
+    assert tools._said({"result": {"content": [{"type": "text", "text": "ran x"}]}}) == (
         "result", "a result reporting no error: 'ran x'")
+    assert tools._said({"result": {"isError": True, "content": [{"type": "text", "text": "no"}]}}) == (
+        "isError", "an isError result: 'no'")
     assert tools._answer({"error": {"code": -32602, "message": "x"}})[0] == "-32602"
 
 

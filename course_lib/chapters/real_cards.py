@@ -18,8 +18,9 @@ CARDS_DIR = FIXTURES / "audit" / "real"
 LAUNCH = {"stdout.before-input", "launch.answer", "stderr", "exit.eof"}
 _CODE = re.compile(r"\b(?:error|code) (-?\d+)")
 # A real Python server imports its framework before it answers (FastMCP: a few seconds on a busy
-# machine), so its first reply gets more time than a course server's; a passing audit is no slower.
-BUDGET, REQUEST_TIMEOUT = 60.0, 30.0
+# machine), so its first reply, and its exit (after stdin EOF, or after its client died), get more
+# time than a course server's; a passing audit is no slower.
+BUDGET, REQUEST_TIMEOUT, EXIT_BUDGET = 60.0, 30.0, 15.0
 
 
 async def audited(name: str, era: str = AUTO):
@@ -28,7 +29,7 @@ async def audited(name: str, era: str = AUTO):
 
     with real_servers.prepared(name) as server:
         return await audit(server.argv, env=server.env, cwd=server.cwd, era=era, budget=BUDGET,
-                           request_timeout=REQUEST_TIMEOUT)
+                           request_timeout=REQUEST_TIMEOUT, exit_budget=EXIT_BUDGET)
 
 
 def card_table(report, title: str | None = None):

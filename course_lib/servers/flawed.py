@@ -12,6 +12,7 @@ resource, no resource templates (``-32601``); 2025-11-25 only (``server/discover
                    ``Error: Unknown tool: NAME`` (an error reported as a success)
 ``any-uri``        with no template, any URI is served: ``No data`` (nothing is ever not found)
 ``silent-params``  a request whose ``params`` is not an object gets no reply at all
+``linger``         on stdin EOF, a client whose stdout is gone (it died) is waited for, for ever
 =================  ====================================================================
 """
 from __future__ import annotations
@@ -23,13 +24,15 @@ import json
 import os
 import secrets
 import sys
+import time
 
 from course_lib.protocol import (INVALID_PARAMS, INVALID_REQUEST, LEGACY_VERSION, METHOD_NOT_FOUND, PARSE_ERROR,
                                  RESOURCE_NOT_FOUND)
 from course_lib.servers._base import lab_file, parser
 
 MODES = {"clean": {}, "unsigned-cursor": {"cursor": "unsigned"}, "success-error": {"unknown_tool": "success"},
-         "any-uri": {"missing_uri": "served"}, "silent-params": {"bad_params": "silent"}}
+         "any-uri": {"missing_uri": "served"}, "silent-params": {"bad_params": "silent"},
+         "linger": {"dead_client": "linger"}}
 TOOLS = [{"name": name, "description": f"Echoes its text ({name})",
           "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}
          for name in ("ant", "bee", "cat", "dog", "eel")]
@@ -126,9 +129,15 @@ def main(argv: list[str]) -> int:
     ready = lab_file("ready")
     if ready is not None:
         ready.touch()  # what _base.serve() tells connect(): about to serve
-    for line in sys.stdin:
-        reply = reply_to(line, lapse) if line.strip() else None
-        if reply is not None:
-            sys.stdout.write(json.dumps(reply) + "\n")
-            sys.stdout.flush()
+    try:
+        for line in sys.stdin:
+            reply = reply_to(line, lapse) if line.strip() else None
+            if reply is not None:
+                sys.stdout.write(json.dumps(reply) + "\n")
+                sys.stdout.flush()
+        sys.stdout.write("\n")  # a blank line, which a client skips: is anyone still reading?
+        sys.stdout.flush()
+    except OSError:  # no one reads stdout: the client is gone
+        while lapse.get("dead_client") == "linger":  # the lapse: waiting for a client that died
+            time.sleep(1)
     os._exit(0)  # stdin closed: nothing to tear down
