@@ -1,7 +1,8 @@
 """The audit: a robustness report card for any stdio MCP server, built from the course's own rules.
 
 ``report = await audit(["python", "-m", "my_server"])`` starts the command as a real stdio server,
-once per probe (each its own process group, its own budget, gone when the probe ends), and
+once per probe that needs a fresh process (each its own process group, its own budget, gone when
+the probe ends; the cursor, URI and tool probes of an era share one process), and
 returns a ``Report``: lines of PASS / WARN / FAIL / INFO, each naming the rule it rests on.
 ``python -m course_lib.audit -- CMD ARGS…`` prints the same card (``--json`` for machines); its
 exit status is non-zero when a MUST fails. The probes, in order:
@@ -31,7 +32,7 @@ import anyio
 
 from course_lib.audit import cursors, dying, eras, frames, launch, lists, resources, tools
 from course_lib.audit.report import Line, Report
-from course_lib.audit.session import Context, Target
+from course_lib.audit.session import Context, Target, in_sessions
 from course_lib.protocol import AUTO, LEGACY, MODERN_VERSION
 
 ERA_CHOICES = (LEGACY, MODERN_VERSION, AUTO, "all")
@@ -90,7 +91,7 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
     # The list probes first (the others start from what they listed), then the rest; each era's lines
     # stay together and in this order however the probes interleave.
     phases = [[(lists.run, (ctx, e)) for e in run],
-              [(probe.run, (ctx, e)) for e in run for probe in (cursors, resources, tools, frames)]]
+              [(_probes, (ctx, e)) for e in run] + [(frames.run, (ctx, e)) for e in run]]
     buffers = {e: Report(argv, era) for e in run}
     for phase in phases:
         await _together(None, phase, buffers)
@@ -100,6 +101,12 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
     report.processes, report.leftovers = ctx.processes, list(ctx.leftovers)
     report.elapsed = time.monotonic() - started
     return report
+
+
+async def _probes(ctx: Context, era: str, report: Report) -> None:
+    """The cursor, URI and tool probes of ``era`` on one server process (none needs a fresh one; a
+    probe that ends its process leaves the next a fresh one)."""
+    await in_sessions(ctx, era, report, [probe.work(ctx, era) for probe in (cursors, resources, tools)])
 
 
 async def _together(report: Report | None, jobs: list, buffers: dict | None = None) -> list:

@@ -1,4 +1,4 @@
-"""Cursor hygiene, on every list the list probe walked, in a fresh process per era.
+"""Cursor hygiene, on every list the list probe walked, in another process than the walk's.
 
 On a list that paginates: replaying an issued cursor gives the same page; a forged, a non-string,
 an ``""`` (when the server never issued it) and another process's cursor each get ``-32602`` (the
@@ -13,7 +13,7 @@ reported (most real servers serve page 1 again).
 from __future__ import annotations
 
 from course_lib.audit.cursor_edits import OPAQUE, edits
-from course_lib.audit.session import PROBE_ENDED, Context, ProbeFailed, describe_error, error_of, probe
+from course_lib.audit.session import Context, ProbeFailed, Work, describe_error, error_of, in_sessions
 from course_lib.protocol import INVALID_PARAMS, LEGACY
 from course_lib.walker import KINDS, WIRE_LISTS, WIRE_METHODS
 
@@ -107,26 +107,30 @@ async def _hygiene(wire, kind: str, era: str, foreign: str | None, issued: list[
             report.add(check, "WARN", RULE, era, f"{what}: {said}, not -32602", kind)
 
 
-async def run(ctx: Context, era: str, report) -> None:
-    """The cursor probe of ``era``: one process for every list the list probe read."""
+def work(ctx: Context, era: str) -> Work | None:
+    """The cursor probe of ``era``: every list the list probe read (None: nothing to probe)."""
     listings = {kind: listing for kind, listing in ctx.lists.get(era, {}).items()
                 if listing.complete or listing.paginates}  # a walk that failed later still issued cursors
     if not listings:
-        return
+        return None
     other = {kind: (listing.cursors[0] if listing.cursors else None) for kind, listing in listings.items()}
-    kind = next(iter(listings))
-    try:
-        async with probe(ctx, era) as wire:
-            for kind, listing in listings.items():
-                if listing.paginates:
-                    others = [c for k, c in other.items() if k != kind and c is not None]
-                    await _hygiene(wire, kind, era, other[kind], listing.cursors, others, report)
-                    continue
-                _, said = outcome(await wire.request(WIRE_METHODS[kind], {"cursor": FORGED}))
-                report.add("cursor.unpaged", "INFO", RULE, era,
-                           f"one page, no cursor issued; a forged cursor: {said}", kind)
-    except ProbeFailed as exc:
-        report.add("probe.ended", "FAIL", PROBE_ENDED, era, f"cursors of {kind}: {exc.check}: {exc.message}", "cursors")
+    at = {"kind": next(iter(listings))}
+
+    async def body(wire, report) -> None:
+        for kind, listing in listings.items():
+            at["kind"] = kind
+            if listing.paginates:
+                others = [c for k, c in other.items() if k != kind and c is not None]
+                await _hygiene(wire, kind, era, other[kind], listing.cursors, others, report)
+                continue
+            _, said = outcome(await wire.request(WIRE_METHODS[kind], {"cursor": FORGED}))
+            report.add("cursor.unpaged", "INFO", RULE, era, f"one page, no cursor issued; a forged cursor: {said}", kind)
+
+    return Work("cursors", body, lambda: f"cursors of {at['kind']}: ")
 
 
-__all__ = ["FORGED", "KINDS", "run"]
+async def run(ctx: Context, era: str, report) -> None:
+    await in_sessions(ctx, era, report, [work(ctx, era)])
+
+
+__all__ = ["FORGED", "KINDS", "run", "work"]

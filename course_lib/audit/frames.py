@@ -24,7 +24,7 @@ from course_lib.audit.session import Context, describe_error
 ANSWER = "MUST (JSON-RPC 2.0: a request with an id gets a response)"
 SURVIVE = "MUST (course: a malformed frame leaves the server serving)"
 ERROR_NULL = "SHOULD (JSON-RPC 2.0: an unreadable request gets an error, id null)"
-GRACE = 0.3  # seconds a reply to the frame may come after the ping's (a server that answers concurrently)
+GRACE = 0.1  # seconds a reply to the frame may come after the ping's (a server that answers concurrently)
 
 
 def frames(era_line) -> list[tuple[str, bytes, object, bool, str]]:

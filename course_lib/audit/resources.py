@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from course_lib.audit.session import PROBE_ENDED, Context, ProbeFailed, describe_error, error_of, probe
+from course_lib.audit.session import Context, Work, describe_error, error_of, in_sessions
 from course_lib.uris import expand, not_found
 
 MAX_CANONICAL = 200  # resources read under their own URI
@@ -141,21 +141,26 @@ async def _templates(wire, templates: list[dict], era: str, report) -> None:
         report.add("uri.template", "INFO", SPELLING, era, f"{uri}: {said}", template[:40])
 
 
-async def run(ctx: Context, era: str, report) -> None:
+def work(ctx: Context, era: str) -> Work | None:
+    """The URI probe of ``era`` (None: no resource list was read)."""
     listings = ctx.lists.get(era, {})
     resources = listings.get("resources")
     templates = listings.get("templates")
     if resources is None or not resources.complete:
-        return
-    try:
-        async with probe(ctx, era) as wire:
-            read = await _canonical(wire, resources.items, era, report)
-            await _odd(wire, read, era, report)
-            if templates is not None and templates.complete:
-                await _templates(wire, templates.items, era, report)
-            sample = (resources.items[0].get("uri") if resources.items else
-                      (templates.items[0].get("uriTemplate") if templates and templates.items else "file:"))
-            patterns = [t.get("uriTemplate") or "" for t in templates.items] if templates is not None else []
-            await _missing(wire, sample or "file:", patterns, era, report)
-    except ProbeFailed as exc:
-        report.add("probe.ended", "FAIL", PROBE_ENDED, era, f"{exc.check}: {exc.message}", "uris")
+        return None
+
+    async def body(wire, report) -> None:
+        read = await _canonical(wire, resources.items, era, report)
+        await _odd(wire, read, era, report)
+        if templates is not None and templates.complete:
+            await _templates(wire, templates.items, era, report)
+        sample = (resources.items[0].get("uri") if resources.items else
+                  (templates.items[0].get("uriTemplate") if templates and templates.items else "file:"))
+        patterns = [t.get("uriTemplate") or "" for t in templates.items] if templates is not None else []
+        await _missing(wire, sample or "file:", patterns, era, report)
+
+    return Work("uris", body)
+
+
+async def run(ctx: Context, era: str, report) -> None:
+    await in_sessions(ctx, era, report, [work(ctx, era)])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-from course_lib.audit.session import PROBE_ENDED, Context, ProbeFailed, describe_error, error_of, probe
+from course_lib.audit.session import Context, Work, describe_error, error_of, in_sessions
 from course_lib.protocol import INVALID_PARAMS, METHOD_NOT_FOUND
 
 UNKNOWN_TOOL = "course-audit-no-such-tool"
@@ -73,32 +73,34 @@ async def _protocol_error(wire, check: str, params: dict, era: str, subject: str
     report.add(check, verdict, _rule(kind, PROTOCOL), era, said, subject)
 
 
-async def run(ctx: Context, era: str, report) -> None:
+def work(ctx: Context, era: str) -> Work:
+    """The tool probe of ``era``: an unknown method, then (when tools are listed) the calls."""
     listing = ctx.lists.get(era, {}).get("tools")
     tools = listing.items if listing is not None and listing.complete else []
-    try:
-        async with probe(ctx, era) as wire:
-            reply = await wire.request(UNKNOWN_METHOD, {})
-            error = error_of(reply)
-            code = None if error is None else error.get("code")
-            report.add("method.unknown", "PASS" if code == METHOD_NOT_FOUND else "FAIL", METHOD, era,
-                       f"{UNKNOWN_METHOD}: " + ("a result" if error is None else describe_error(error)))
-            if listing is None:
-                return
-            await _protocol_error(wire, "tool.unknown", {"name": UNKNOWN_TOOL, "arguments": {}}, era, UNKNOWN_TOOL,
-                                  report)
-            strict = [tool for tool in tools if requires_input(tool)]
-            name = strict[0]["name"] if strict else UNKNOWN_TOOL
-            await _protocol_error(wire, "tool.arguments", {"name": name, "arguments": "not-an-object"}, era, name,
-                                  report)
-            if not strict:
-                report.add("tool.invalid-input", "INFO", INPUT_ERROR, era,
-                           "not probed: no listed tool requires a property, so no input is safely invalid")
-            for tool in strict[:MAX_INVALID]:
-                kind, said = _said(await wire.request("tools/call", {"name": tool["name"], "arguments": {}}))
-                verdict = {"isError": "PASS", "-32602": "WARN", "error": "WARN", "as-success": "WARN",
-                           "result": "FAIL"}[kind]
-                report.add("tool.invalid-input", verdict, _rule(kind, INPUT_ERROR), era,
-                           f"{{}} (required {', '.join(tool['inputSchema']['required'][:3])}): {said}", tool["name"])
-    except ProbeFailed as exc:
-        report.add("probe.ended", "FAIL", PROBE_ENDED, era, f"{exc.check}: {exc.message}", "tools")
+
+    async def body(wire, report) -> None:
+        reply = await wire.request(UNKNOWN_METHOD, {})
+        error = error_of(reply)
+        code = None if error is None else error.get("code")
+        report.add("method.unknown", "PASS" if code == METHOD_NOT_FOUND else "FAIL", METHOD, era,
+                   f"{UNKNOWN_METHOD}: " + ("a result" if error is None else describe_error(error)))
+        if listing is None:
+            return
+        await _protocol_error(wire, "tool.unknown", {"name": UNKNOWN_TOOL, "arguments": {}}, era, UNKNOWN_TOOL, report)
+        strict = [tool for tool in tools if requires_input(tool)]
+        name = strict[0]["name"] if strict else UNKNOWN_TOOL
+        await _protocol_error(wire, "tool.arguments", {"name": name, "arguments": "not-an-object"}, era, name, report)
+        if not strict:
+            report.add("tool.invalid-input", "INFO", INPUT_ERROR, era,
+                       "not probed: no listed tool requires a property, so no input is safely invalid")
+        for tool in strict[:MAX_INVALID]:
+            kind, said = _said(await wire.request("tools/call", {"name": tool["name"], "arguments": {}}))
+            verdict = {"isError": "PASS", "-32602": "WARN", "error": "WARN", "as-success": "WARN", "result": "FAIL"}[kind]
+            report.add("tool.invalid-input", verdict, _rule(kind, INPUT_ERROR), era,
+                       f"{{}} (required {', '.join(tool['inputSchema']['required'][:3])}): {said}", tool["name"])
+
+    return Work("tools", body)
+
+
+async def run(ctx: Context, era: str, report) -> None:
+    await in_sessions(ctx, era, report, [work(ctx, era)])
