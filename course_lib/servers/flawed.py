@@ -2,7 +2,8 @@
 
 The audit's negative controls: each mode is a lapse real servers have, that an audit can miss.
 ``clean`` has none of them (the positive control). Its catalog: five tools in pages of two, one
-resource, no resource templates (``-32601``); 2025-11-25 only (``server/discover`` is ``-32601``).
+resource, an empty list of resource templates; the 2025-11-25 handshake, and a 2026-07-28 request
+answered with that era's result fields (``server/discover`` is ``-32601``).
 
 =================  ====================================================================
 ``clean``          cursors signed (an edit is ``-32602``); every error where it is due
@@ -26,9 +27,10 @@ import secrets
 import sys
 import time
 
-from course_lib.protocol import (INVALID_PARAMS, INVALID_REQUEST, LEGACY_VERSION, METHOD_NOT_FOUND, PARSE_ERROR,
-                                 RESOURCE_NOT_FOUND)
+from course_lib.protocol import (INVALID_PARAMS, INVALID_REQUEST, LEGACY_VERSION, META_PROTOCOL_VERSION,
+                                 METHOD_NOT_FOUND, PARSE_ERROR, RESOURCE_NOT_FOUND)
 from course_lib.servers._base import lab_file, parser
+from course_lib.servers.hostile import MODERN_FIELDS
 
 MODES = {"clean": {}, "unsigned-cursor": {"cursor": "unsigned"}, "success-error": {"unknown_tool": "success"},
          "any-uri": {"missing_uri": "served"}, "silent-params": {"bad_params": "silent"},
@@ -89,6 +91,8 @@ def result_of(method, params: dict, lapse: dict) -> dict:
                 "isError": not isinstance(text, str)}
     if method == "resources/list":
         return {"resources": [{"uri": README, "name": "readme"}]}
+    if method == "resources/templates/list":
+        return {"resourceTemplates": []}
     if method == "resources/read":
         uri = params.get("uri")
         if uri == README or lapse.get("missing_uri") == "served":
@@ -117,7 +121,10 @@ def reply_to(line: str, lapse: dict) -> dict | None:
             return None
         return {"jsonrpc": "2.0", "id": request_id, "error": {"code": INVALID_PARAMS, "message": "params: an object"}}
     try:
-        return {"jsonrpc": "2.0", "id": request_id, "result": result_of(message["method"], params, lapse)}
+        result = result_of(message["method"], params, lapse)
+        if META_PROTOCOL_VERSION in (params.get("_meta") or {}):  # a 2026-07-28 request
+            result.update(MODERN_FIELDS if message["method"].endswith("/list") else {"resultType": "complete"})
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
     except ValueError as exc:
         error = dict(zip(("code", "message", "data"), exc.args))
         return {"jsonrpc": "2.0", "id": request_id, "error": error}
