@@ -9,7 +9,7 @@ import json
 import anyio
 import pytest
 
-from course_lib.audit import cursors, launch, lists, resources, tools
+from course_lib.audit import cursor_edits, cursors, launch, lists, resources, tools
 from course_lib.audit.report import Report
 
 pytestmark = pytest.mark.anyio
@@ -112,7 +112,7 @@ def test_odd_spellings_refused_served_as_canonical_or_otherwise():
 def test_a_missing_uri(error, verdict, start):
     report = Report([], "all")
     missing = r(f"x://{resources.MISSING_PATH}")
-    anyio.run(resources._missing, Recorded({missing: {"error": error}}), "x://a", "legacy", report)
+    anyio.run(resources._missing, Recorded({missing: {"error": error}}), "x://a", [], "legacy", report)
     [line] = report.lines
     assert (line.verdict, line.detail[:len(start)]) == (verdict, start)
 
@@ -120,12 +120,19 @@ def test_a_missing_uri(error, verdict, start):
 def test_cursor_outcomes_and_tool_inputs():
     assert cursors.outcome({"error": {"code": -32602, "message": "Invalid cursor"}}) == (True, "error -32602 Invalid cursor")
     assert cursors.outcome({"result": {"tools": [{}, {}]}}) == (False, "served a page of 2 items")
-    assert cursors._tampered("abcA") == "abcB" and cursors._tampered("abc") == "abA"
     assert tools.requires_input({"inputSchema": {"type": "object", "required": ["city"]}})
     assert not tools.requires_input({"inputSchema": {"type": "object", "required": []}})
     assert not tools.requires_input({"inputSchema": {"type": "object"}})
     assert tools._answer({"result": {"isError": True}})[0] == "isError"
     assert tools._answer({"result": {"content": []}})[0] == "result"
+    said = {"result": {"content": [{"type": "text", "text": "Error: Unknown tool: x"}], "isError": False}}
+    assert tools._answer(said)[0] == "result"  # the graders' reading is unchanged
+    assert tools._said(said) == ("as-success", "an error reported as a success (isError false): "
+                                               "'Error: Unknown tool: x'")
+    assert tools._said({"result": {"content": [{"type": "text", "text": "ran x"}]}}) == (
+        "result", "a result reporting no error: 'ran x'")
+    assert tools._said({"result": {"isError": True, "content": [{"type": "text", "text": "no"}]}}) == (
+        "isError", "an isError result: 'no'")
     assert tools._answer({"error": {"code": -32602, "message": "x"}})[0] == "-32602"
 
 
@@ -134,3 +141,52 @@ def test_launch_classifies_stdout_lines():
     assert launch.classify(b"Starting server...") == "noise"
     assert launch.classify(b"[1, 2]") == "noise"
     assert launch.classify(b"x" * (launch.MAX_FRAME + 1)) == "oversized"
+
+
+@pytest.mark.parametrize("cursor,others,want", [
+    # FastMCP's base64 JSON offset: the number changed, the field renamed; written back padded, as it came
+    ("eyJvIjogMn0=", [], [("the cursor's field 'o' changed from 2 to 3", "eyJvIjogM30="),
+                          ("the cursor's field 'o' renamed", "eyJveCI6IDJ9")]),
+    # server-everything's base64 number, and another list's cursor
+    ("MTA=", ["MTA=", "cmVz"], [("the cursor's number 10 changed to 11", "MTE="),
+                                ("a cursor another list of this server issued", "cmVz")]),
+    ("12", [], [("the cursor's number 12 changed to 13", "13")]),
+    # base64url JSON without padding, with a text field
+    ("eyJvIjoyLCJsIjoidG9vbHMifQ", [], [("the cursor's field 'o' changed from 2 to 3", "eyJvIjozLCJsIjoidG9vbHMifQ"),
+                                        ("the cursor's field 'l' changed", "eyJvIjoyLCJsIjoidG9vbHN4In0")]),
+    # what cannot be read (a signed token, a word) gets its last character changed
+    ("Xk3_abcdEFGH.1a2b", [], [(cursor_edits.OPAQUE, "Xk3_abcdEFGH.1a2A")]),
+    ("page-A", [], [(cursor_edits.OPAQUE, "page-B")]),
+])
+def test_well_formed_edits_of_a_cursor(cursor, others, want):
+    assert cursor_edits.edits(cursor, others) == want
+
+
+def _tamper_report(answers: dict, cursor: str) -> tuple[str, str]:
+    report = Report([], "all")
+    anyio.run(cursors._tampered, Recorded(answers), "tools", "legacy", cursor, [], {"a"}, report)
+    [line] = report.lines
+    return line.verdict, line.detail
+
+
+def test_an_edited_cursor_served_fails_and_says_what_came_back():
+    refused = {"error": {"code": -32602, "message": "Invalid cursor"}}
+    assert _tamper_report({q("MTE="): page(["a", "b"])}, "MTA=") == (
+        "FAIL", "the cursor's number 10 changed to 11: served a page of 2 items (a, b), 1 of them on page 1 too")
+    assert _tamper_report({q("MTE="): refused}, "MTA=") == ("PASS", "the cursor's number 10 changed to 11: -32602")
+    # an opaque cursor's edit served: what a forged cursor gets, a warning
+    assert _tamper_report({q("xyB"): page(["a"])}, "xyA")[0] == "WARN"
+
+
+@pytest.mark.parametrize("templates,verdict,start", [
+    ([], "WARN", "x://course-audit-missing/no-such-resource was served: 'No data', though no template matches"),
+    (["y://{path}"], "WARN", "x://course-audit-missing/no-such-resource was served: 'No data', though no template of 1"),
+    (["x://{+path}"], "INFO", "x://course-audit-missing/no-such-resource was served: 'No data' (the template"),
+])
+def test_a_missing_uri_served(templates, verdict, start):
+    report = Report([], "all")
+    missing = r(f"x://{resources.MISSING_PATH}")
+    served = {"result": {"contents": [{"uri": "x", "text": "No data"}]}}
+    anyio.run(resources._missing, Recorded({missing: served}), "x://a", templates, "legacy", report)
+    [line] = report.lines
+    assert (line.verdict, line.detail[:len(start)]) == (verdict, start)

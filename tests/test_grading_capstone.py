@@ -327,11 +327,25 @@ def page_crashing(cursor, catalog):
 
 
 def page_unsigned(cursor, catalog):
-    """Plain offsets, and any other cursor read as page 1: a forged cursor is a WARN (a SHOULD), not a
-    MUST that fails."""
+    """Plain offsets: the audit edits one (2 made 3) and is served that page, a MUST of the course that fails."""
     start = int(cursor) if cursor and cursor.isdigit() else 0
     end = start + catalog.page_size
     return catalog.names[start:end], str(end) if end < len(catalog.names) else None
+
+
+def page_lenient(cursor, catalog):
+    """Signed offsets, but any cursor that is not one is read as page 1: a forged or an edited cursor is
+    served page 1, a WARN (the spec's SHOULD), not a MUST that fails."""
+    import hashlib
+    import hmac
+
+    def sign(offset: int) -> str:
+        return f"{offset}.{hmac.new(catalog.key, str(offset).encode(), hashlib.sha256).hexdigest()[:16]}"
+
+    head = (cursor or "").partition(".")[0]
+    start = int(head) if head.isdigit() and cursor == sign(int(head)) else 0
+    end = start + catalog.page_size
+    return catalog.names[start:end], sign(end) if end < len(catalog.names) else None
 
 
 NO_SOURCE = {}
@@ -342,6 +356,7 @@ NO_SOURCE = NO_SOURCE["my_page"]
 @pytest.mark.parametrize("page, kind, observed", [
     (page_repeating, o.WRONG_RESULT, "list.walk[tools] FAIL: cursor_repeated: page 2 sent cursor 'again' again"),
     (page_crashing, o.CRASH, "list.walk[tools] FAIL: page 1 refused: -32603 crashed: KeyError"),
+    (page_unsigned, o.WRONG_RESULT, "cursor.tampered[tools] FAIL: the cursor's number 2 changed to 3: served a page"),
     (NO_SOURCE, o.CRASH, "your code crashed: SourceError"),
 ])
 async def test_capstone_fails_a_wrong_server_at_its_audit_row(page, kind, observed):
@@ -360,7 +375,7 @@ async def test_capstone_audit_row_fails_when_no_server_is_given():
 
 
 async def test_capstone_audit_row_passes_a_server_with_only_warnings():
-    card = await grade_capstone(SessionClient, page_unsigned, only=[AUDIT])
+    card = await grade_capstone(SessionClient, page_lenient, only=[AUDIT])
     assert card.passed, card.text()
     warned = [line for line in card.audits["my_page"].lines if line.verdict == "WARN"]
     assert {line.check for line in warned} >= {"cursor.forged"}, card.audits["my_page"].table()

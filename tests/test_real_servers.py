@@ -49,7 +49,7 @@ def test_the_restriction_keeps_each_era_apart():
     # a server without 2026-07-28: only the launch, the era probe and the summary lines remain
     assert {check for check, _, _ in expected(CARDS["memory"], MODERN_VERSION)} == {
         *real_cards.LAUNCH - {"launch.answer"}, "era.envelope",
-        "stdout.noise", "stdout.frames", "envelope.strict", "envelope.received", "exit.leftovers"}
+        "stdout.noise", "stdout.frames", "envelope.strict", "envelope.received", "exit.client-died", "exit.leftovers"}
     assert len(expected(CARDS["time"], AUTO)) > len(legacy)  # auto adds both era probes and lands in one
 
 

@@ -4,6 +4,7 @@ Errors that depend on the kernel run in a real ipykernel through jupyter_client;
 go through the SDK and real course servers. Each test names its heading; a last test checks
 that the page and the tests cover the same headings.
 """
+import json
 import os
 import re
 import subprocess
@@ -310,3 +311,57 @@ def test_page_and_tests_cover_the_same_errors():
     section = readme.split("## When something fails", 1)[1].split("\n## ", 1)[0]
     assert "notebooks/TROUBLESHOOTING.md" in section
     assert len(section.splitlines()) < 25, "the README points to the page instead of repeating it"
+
+
+# The audit's verdicts: each heading is "`check VERDICT`: words of its detail"; the broken server is
+# the audit's negative control of that name (fixtures/audit/controls.json), the fixed one the same
+# server without its lapse (``flawed --mode clean``) or the audit the fix names (``--era legacy``).
+AUDIT_ENTRIES = {
+    "`cursor.tampered FAIL`: the cursor's field 'o' changed from 2 to 3: served a page of 2 items": "unsigned-cursor",
+    "`exit.leftovers FAIL`: 1 process(es) still running after the server exited by itself on stdin EOF":
+        "child-outlives-the-server",
+    "`tool.unknown WARN`: an error reported as a success (isError false): 'Error: Unknown tool: …'":
+        "unknown-tool-as-success",
+    "`uri.missing WARN`: … was served: 'No data', though no template matches it": "any-uri-served",
+    "`launch.answer FAIL`: no reply to initialize; the server exited with code 1 before any input": "crash-at-import",
+    "`era.envelope FAIL`: not supported: …; the audit was asked for this era only: nothing audited": "era-not-spoken",
+    "`frame.malformed FAIL`: request 9002 (ping) with params \"course-audit\": no reply at all": "frame-silence",
+    "`exit.client-died FAIL`: 1 process(es) still running 5 s after the client died with tools/list in flight":
+        "client-dies",
+}
+for _heading in AUDIT_ENTRIES:
+    entry(_heading)
+_FIXED: dict = {}
+
+
+def _audited(case: dict):
+    import anyio
+
+    from course_lib.audit import audit
+    from test_audit_controls import argv_of
+
+    return anyio.run(lambda: audit(argv_of(case), era=case["era"], budget=20, request_timeout=5))
+
+
+@pytest.mark.parametrize("heading", list(AUDIT_ENTRIES))
+def test_audit_verdicts(heading):
+    from test_audit_controls import CONTROLS, key
+
+    case = CONTROLS[AUDIT_ENTRIES[heading]]
+    check, verdict = re.match(r"`(\S+) (\S+)`: ", heading).groups()
+    words = [part for part in heading.split("`: ", 1)[1].split("…") if part.strip()]
+    lines = [x for x in _audited(case).lines if x.check == check]
+    line = next((x for x in lines if key(x) == case["line"]), lines[0])
+    assert line.check == check and line.verdict == verdict and all(w in line.detail for w in words), line
+    # the fix: the same server without its lapse, or the era it speaks
+    fixed = ({**case, "era": "legacy"} if check == "era.envelope" else
+             {"server": ["flawed", "--mode", "clean"], "era": "legacy"})
+    name = json.dumps(fixed, sort_keys=True)
+    _FIXED[name] = _FIXED.get(name) or _audited(fixed)
+    after = {key(x): x.verdict for x in _FIXED[name].lines}
+    if check == "era.envelope":
+        assert after["era.handshake@legacy"] == "PASS" and "era.envelope@2026-07-28" not in after
+    elif check == "launch.answer":
+        assert "launch.answer@legacy" not in after and after["era.handshake@legacy"] == "PASS"
+    else:
+        assert after[key(line)] == "PASS", after

@@ -1,9 +1,11 @@
 """``python -m course_lib.audit [--env K=V]... [--cwd DIR] [--era ERA] [--json] [--budget S]
-[--request-timeout S] -- CMD ARGS…``
+[--request-timeout S] [--expected FILE] [--junit FILE] -- CMD ARGS…``
 
 Prints the report card of the stdio server ``CMD ARGS…`` (``--json``: the report as JSON, valid
-against ``fixtures/audit/report.schema.json``). Exit status: 0 when no MUST fails, 1 when one
-does, 2 for a usage error.
+against ``fixtures/audit/report.schema.json``). ``--expected FILE``: the findings it names are known
+and do not fail the exit status; those that no longer occur are reported as stale. ``--junit FILE``:
+the card as JUnit XML, one test case per line (see ``course_lib.audit.ci``). Exit status: 0 when no
+MUST fails (but a known one), 1 when one does, 2 for a usage error.
 """
 from __future__ import annotations
 
@@ -12,7 +14,10 @@ import sys
 
 import anyio
 
+from pathlib import Path
+
 from course_lib.audit import BUDGET, ERA_CHOICES, audit
+from course_lib.audit.ci import ExpectedFileError, junit, read_expected
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -24,6 +29,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--budget", type=float, default=BUDGET, help="seconds per probe")
     p.add_argument("--request-timeout", type=float, default=None, metavar="S",
                    help="seconds each reply may take (default: the budget, at most 10)")
+    p.add_argument("--expected", metavar="FILE", help="known findings (JSON): they do not fail the exit status")
+    p.add_argument("--junit", metavar="FILE", help="also write the card as JUnit XML")
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS…")
     args = p.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -36,6 +43,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
             p.error(f"--env takes K=V, got {item!r}")
         env[key] = value
     args.command, args.env = command, env
+    try:
+        args.expected = read_expected(args.expected) if args.expected else None
+    except ExpectedFileError as exc:
+        p.error(str(exc))
     return args
 
 
@@ -43,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     report = anyio.run(lambda: audit(args.command, env=args.env or None, cwd=args.cwd, era=args.era,
                                      budget=args.budget, request_timeout=args.request_timeout))
+    report.expected = args.expected
+    if args.junit:
+        Path(args.junit).write_text(junit(report), encoding="utf-8")
     print(report.to_json() if args.json else report.table())
     return report.exit_code
 

@@ -7,12 +7,15 @@ process of its own; the capabilities each era reports are kept for the list prob
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from course_lib.audit.session import NOT_SUPPORTED_CODES, Context, ProbeFailed, describe_error, error_of, probe
 from course_lib.protocol import LEGACY, LEGACY_VERSION, MODERN_VERSION
 
 HANDSHAKE = "MUST (spec: lifecycle, initialization)"
 ENVELOPE = "MUST (spec 2026-07-28: server/discover, the envelope)"
 AUTO = "INFO (spec: version negotiation)"
+ASKED = "MUST (course: a server speaks the era its audit asks for)"
 NOT_SUPPORTED = "not supported"
 
 
@@ -72,6 +75,15 @@ async def modern(ctx: Context, report) -> bool:
                f"server/discover lists {', '.join(map(str, versions))}; {info.get('name')} {info.get('version')}")
     ctx.eras_seen[MODERN_VERSION] = MODERN_VERSION
     return True
+
+
+def asked_for(report, era: str) -> None:
+    """``--era ERA`` on a server that does not speak it: its era line fails (nothing else was audited)."""
+    check = "era.handshake" if era == LEGACY else "era.envelope"
+    for i, line in enumerate(report.lines):
+        if line.check == check and line.verdict == "INFO":
+            report.lines[i] = replace(line, verdict="FAIL", rule=ASKED,
+                                      detail=f"{line.detail}; the audit was asked for this era only: nothing audited")
 
 
 def auto(ctx: Context, report, legacy_ok: bool | None, modern_ok: bool) -> str | None:

@@ -14,7 +14,9 @@ import time
 from dataclasses import replace
 
 import anyio
+import psutil
 
+from course_lib._runtime import proctree
 from course_lib._runtime.process import STDERR_LOG, started_server, wait_ready
 from course_lib.audit.session import Context
 from course_lib.protocol import LEGACY, LEGACY_VERSION
@@ -81,6 +83,7 @@ async def run(ctx: Context, report) -> None:
     tail = b""
     answered = False
     took_reply = 0.0
+    gone_at = None  # what the server had received when it exited by itself: "any input", "stdin EOF"
     async with started_server(target.argv, prefix="course-audit-", fast=target.course_server, env=target.env,
                               cwd=target.cwd, on_stopped=keep_stderr) as process:
         ctx.processes += 1
@@ -90,6 +93,9 @@ async def run(ctx: Context, report) -> None:
                 if target.course_server:  # an exit before it is ready: no answer, judged below
                     await wait_ready(process, ctx.budget, on_exit=_NotServing, on_timeout=_NotServing)
                 early = await lines.read(QUIET if target.course_server else COLD_QUIET)
+                if lines.closed and await process.wait_exit(QUIET) or process.returncode is not None:
+                    gone_at = "any input"
+                    raise _NotServing
                 await process.stdin.send((json.dumps(INIT) + "\n").encode())
                 sent = time.monotonic()
                 # Past the request budget this probe keeps listening (up to its own budget, leaving
@@ -106,13 +112,15 @@ async def run(ctx: Context, report) -> None:
                     await process.stdin.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
                     for line in await lines.read(0.2):
                         seen[classify(line)].append(line)
+                gone_at = "stdin EOF" if process.returncode is not None else None
                 await process.stdin.aclose()
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError, _NotServing):
                 pass
         started = time.monotonic()
         exited = await process.wait_exit(ctx.exit_budget)
         took = time.monotonic() - started
-        if exited:
+        if exited:  # before any kill: what is still running of the server's group, or marked as its lab's
+            ctx.outlived.extend(command_lines(proctree.lab_processes(process.pid, process.workdir, process.started)))
             with anyio.move_on_after(0.5):
                 try:
                     while True:
@@ -133,11 +141,13 @@ async def run(ctx: Context, report) -> None:
         ctx.late = took_reply
         report.add("launch.late", "FAIL", LATE, LEGACY, f"the reply to initialize came {took_reply:.1f} s after it, "
                    f"past the {ctx.request_timeout:g} s request budget (a longer --request-timeout lets it be audited)")
-    if not answered:
-        report.add("launch.answer", "FAIL", "MUST (spec: lifecycle, initialization)", LEGACY, "no reply to initialize" +
-                   (f"; the server exited with code {code}" if code is not None and not forced else ""))
     text = stderr[0] if stderr else ""
     logged = [ln for ln in text.splitlines() if ln.strip()]
+    if not answered:
+        said = f"; its stderr ends: {logged[-1].strip()[:80]}" if logged and code else ""
+        report.add("launch.answer", "FAIL", "MUST (spec: lifecycle, initialization)", LEGACY, "no reply to initialize" +
+                   (f"; the server exited with code {code}{_before(gone_at)}{said}" if code is not None and not forced
+                    else ""))
     report.add("stderr", "INFO", STDERR, LEGACY, f"{len(logged)} line{'s' * (len(logged) != 1)}"
                + (f"; first: {logged[0].strip()[:60]}" if logged else ""))
     trailing = f"; {len(tail)} bytes on stdout after it" if tail.strip() else ""
@@ -145,11 +155,28 @@ async def run(ctx: Context, report) -> None:
         report.add("exit.eof", "WARN", EXIT, LEGACY, f"forced stop: still running {ctx.exit_budget:g} s after stdin "
                    f"EOF; stopped by {'SIGKILL' if process.forced == 'SIGKILL' else 'SIGTERM'} to its group "
                    f"(exit code {code}){trailing}")
-    elif code != 0 or trailing:
-        report.add("exit.eof", "WARN", EXIT, LEGACY, f"exited with code {code} after stdin EOF{trailing}")
+    elif code != 0 or trailing or gone_at:
+        report.add("exit.eof", "WARN", EXIT, LEGACY, f"exited with code {code}"
+                   f"{_before(gone_at) or ' after stdin EOF'}{trailing}")
     else:
         report.add("exit.eof", "PASS", EXIT, LEGACY, f"exited 0 by itself {took:.1f} s after stdin EOF, "
                    "nothing more on stdout")
+
+
+def _before(gone_at: str | None) -> str:
+    return {"any input": " before any input", "stdin EOF": " before stdin EOF (while the handshake was under way)"
+            }.get(gone_at, "")
+
+
+def command_lines(pids) -> list[str]:
+    """``"pid N: the command line"`` of each live process of ``pids`` (the audit's words for a survivor)."""
+    out = []
+    for pid in sorted(pids):
+        try:
+            out.append(f"pid {pid}: {' '.join(psutil.Process(pid).cmdline())[:80]}")
+        except psutil.Error:
+            continue
+    return out
 
 
 def not_checked(ctx: Context, report) -> None:

@@ -30,6 +30,11 @@ class Line:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
 
     @property
+    def name(self) -> str:
+        """``check[subject]@era``: how an expected file and a JUnit test case name the line."""
+        return f"{self.check}{f'[{self.subject}]' if self.subject else ''}@{self.era}"
+
+    @property
     def key(self) -> tuple[str, str, str]:
         """What an expected card names: the check, its subject and its era."""
         return self.check, self.subject, self.era
@@ -46,6 +51,7 @@ class Report:
     processes: int = 0  # server processes the audit started (one per probe)
     leftovers: list[int] = field(default_factory=list)  # processes the stops had to sweep
     elapsed: float = 0.0
+    expected: dict[str, str] | None = None  # --expected FILE: {key: verdict} of the known findings
 
     def add(self, check: str, verdict: str, rule: str, era: str, detail: str, subject: str = "") -> Line:
         line = Line(check, verdict, rule, era, detail, subject)
@@ -54,8 +60,19 @@ class Report:
 
     @property
     def failed(self) -> list[Line]:
-        """The lines that fail a MUST: any one of them makes the exit status non-zero."""
-        return [line for line in self.lines if line.verdict == "FAIL" and line.rule.startswith("MUST")]
+        """The lines that fail a MUST and are not known findings: any one makes the exit status non-zero."""
+        return [line for line in self.lines if line.verdict == "FAIL" and line.rule.startswith("MUST")
+                and not self.is_known(line)]
+
+    def is_known(self, line: Line) -> bool:
+        """Whether ``line`` is a finding the expected file names, with its verdict."""
+        return bool(self.expected) and self.expected.get(line.name) == line.verdict
+
+    @property
+    def stale(self) -> list[str]:
+        """The expected file's entries that did not occur (that line, with that verdict)."""
+        seen = {line.name: line.verdict for line in self.lines}
+        return sorted(key for key, verdict in (self.expected or {}).items() if seen.get(key) != verdict)
 
     @property
     def exit_code(self) -> int:
@@ -72,7 +89,9 @@ class Report:
         return {"schema": SCHEMA_ID, "command": list(self.command), "era": self.era, "eras": dict(self.eras),
                 "exit_code": self.exit_code, "counts": self.counts(), "processes": self.processes,
                 "leftovers": list(self.leftovers), "elapsed_s": round(self.elapsed, 3),
-                "lines": [asdict(line) for line in self.lines]}
+                "lines": [asdict(line) for line in self.lines],
+                **({"known": [x.name for x in self.lines if self.is_known(x)], "stale": self.stale}
+                   if self.expected is not None else {})}
 
     def to_json(self, indent: int | None = 1) -> str:
         """The report as JSON, checked against ``fixtures/audit/report.schema.json`` first."""
@@ -93,6 +112,10 @@ class Report:
             pad = " " * (width - rest + 1)
             rows.extend(pad + more for more in wrapped[1:3])
         counts = self.counts()
+        if self.expected is not None:
+            known = [x.name for x in self.lines if self.is_known(x)]
+            rows.append(f"known findings (--expected): {len(known)}; stale entries: "
+                        + (", ".join(self.stale) if self.stale else "none"))
         rows.append(f"{' '.join(f'{n} {v}' for v, n in counts.items())}; {self.processes} server processes, "
                     f"{len(self.leftovers)} left over; {self.elapsed:.1f} s; exit status {self.exit_code}")
         return "\n".join(row.rstrip()[:width] for row in rows)

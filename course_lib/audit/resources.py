@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from course_lib.audit.session import PROBE_ENDED, Context, ProbeFailed, describe_error, error_of, probe
+from course_lib.audit.session import Context, Work, describe_error, error_of, in_sessions
 from course_lib.uris import expand, judge_missing, not_found
 
 MAX_CANONICAL = 200  # resources read under their own URI
@@ -96,13 +96,28 @@ async def _odd(wire, read: dict[str, list], era: str, report) -> None:
         report.add("uri.spelling", verdict, SPELLING, era, summary, name)
 
 
-async def _missing(wire, scheme_of: str, era: str, report) -> None:
+def matches(template: str, uri: str) -> bool:
+    """Whether the URI template (``{name}``, ``{+name}``, ``{/name}``…) could expand to ``uri``."""
+    pattern = "".join(".*" if part.startswith("{") else re.escape(part)
+                      for part in re.split(r"(\{[^}]*\})", template) if part)
+    return re.fullmatch(pattern, uri) is not None
+
+
+async def _missing(wire, scheme_of: str, templates: list[str], era: str, report) -> None:
     scheme = scheme_of.partition(":")[0] or "file"
     uri = f"{scheme}://{MISSING_PATH}"
     reply = await wire.request("resources/read", {"uri": uri})
     error = error_of(reply)
     if error is None:
-        report.add("uri.missing", "INFO", NOT_FOUND, era, f"{uri} was served (a template may match it)", "resources")
+        said = ", ".join(repr(c[1] if c[1] is not None else "(blob)")[:40] for c in _contents(reply)[:2]) or "no contents"
+        match = next((t for t in templates if matches(t, uri)), None)
+        if match is not None:
+            report.add("uri.missing", "INFO", NOT_FOUND, era, f"{uri} was served: {said} (the template {match} "
+                       "matches it)", "resources")
+        else:
+            report.add("uri.missing", "WARN", NOT_FOUND, era, f"{uri} was served: {said}, though "
+                       f"{'no template of ' + str(len(templates)) if templates else 'no template'} matches it: "
+                       "a client cannot tell a missing resource from an empty one", "resources")
         return
     answer = not_found(error)
     if answer.recognisable and judge_missing(error, era) is not None:  # the course's one rule: -32002 at 2026-07-28
@@ -130,20 +145,26 @@ async def _templates(wire, templates: list[dict], era: str, report) -> None:
         report.add("uri.template", "INFO", SPELLING, era, f"{uri}: {said}", template[:40])
 
 
-async def run(ctx: Context, era: str, report) -> None:
+def work(ctx: Context, era: str) -> Work | None:
+    """The URI probe of ``era`` (None: no resource list was read)."""
     listings = ctx.lists.get(era, {})
     resources = listings.get("resources")
     templates = listings.get("templates")
     if resources is None or not resources.complete:
-        return
-    try:
-        async with probe(ctx, era) as wire:
-            read = await _canonical(wire, resources.items, era, report)
-            await _odd(wire, read, era, report)
-            if templates is not None and templates.complete:
-                await _templates(wire, templates.items, era, report)
-            sample = (resources.items[0].get("uri") if resources.items else
-                      (templates.items[0].get("uriTemplate") if templates and templates.items else "file:"))
-            await _missing(wire, sample or "file:", era, report)
-    except ProbeFailed as exc:
-        report.add("probe.ended", "FAIL", PROBE_ENDED, era, f"{exc.check}: {exc.message}", "uris")
+        return None
+
+    async def body(wire, report) -> None:
+        read = await _canonical(wire, resources.items, era, report)
+        await _odd(wire, read, era, report)
+        if templates is not None and templates.complete:
+            await _templates(wire, templates.items, era, report)
+        sample = (resources.items[0].get("uri") if resources.items else
+                  (templates.items[0].get("uriTemplate") if templates and templates.items else "file:"))
+        patterns = [t.get("uriTemplate") or "" for t in templates.items] if templates is not None else []
+        await _missing(wire, sample or "file:", patterns, era, report)
+
+    return Work("uris", body)
+
+
+async def run(ctx: Context, era: str, report) -> None:
+    await in_sessions(ctx, era, report, [work(ctx, era)])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Sequence
+from typing import AsyncIterator, Awaitable, Callable, Sequence
 
 import anyio
 
@@ -55,7 +55,8 @@ class Context:
     envelope_faults: list[tuple[str, str, str]] = field(default_factory=list)  # (era, check, message)
     received: list[tuple[str, dict]] = field(default_factory=list)  # (era, notification or request)
     forced: int = 0
-    leftovers: list[int] = field(default_factory=list)
+    leftovers: list[int] = field(default_factory=list)  # processes a stop's sweep had to kill
+    outlived: list[str] = field(default_factory=list)  # what was still running when the server had exited by itself
     exit_budget: float = 5.0  # how long the exit probe waits for the server to exit by itself
     noise: list[bytes] = field(default_factory=list)  # non-JSON stdout lines, from every probe
     oversized: list[int] = field(default_factory=list)  # frame budgets that a line passed
@@ -74,13 +75,16 @@ class ProbeFailed(Exception):
 
 
 @asynccontextmanager
-async def probe(ctx: Context, era: str, *, exit_grace: float | None = None) -> AsyncIterator[LineClient]:
-    """One strict session in ``era`` (the legacy handshake already done); a fault becomes ``ProbeFailed``."""
+async def probe(ctx: Context, era: str, *, exit_grace: float | None = None,
+                budget: float | None = None) -> AsyncIterator[LineClient]:
+    """One strict session in ``era`` (the legacy handshake already done); a fault becomes ``ProbeFailed``.
+    ``budget``: seconds for the whole session (the probe budget by default)."""
+    budget = ctx.budget if budget is None else budget
     wire = LineClient(ctx.target.argv, era=era, env=ctx.target.env, cwd=ctx.target.cwd, fast=ctx.target.course_server,
                       stderr="info", noise="skip", reply_timeout=ctx.request_timeout,
                       exit_grace=ctx.exit_grace if exit_grace is None else exit_grace)
     try:
-        with anyio.move_on_after(ctx.budget) as scope:
+        with anyio.move_on_after(budget) as scope:
             try:
                 await wire.__aenter__()
                 try:
@@ -92,11 +96,16 @@ async def probe(ctx: Context, era: str, *, exit_grace: float | None = None) -> A
                     ctx.oversized.append(wire.max_line)
                 if exc.check in ENVELOPE_CHECKS:
                     ctx.envelope_faults.append((era, exc.check, exc.message))
+                if exc.check == "reply_timeout" and "closed stdout" in exc.message:  # not a timeout: it ended
+                    code = wire.exit.returncode if wire.exit is not None else None
+                    raise ProbeFailed("closed_pipe", exc.message.replace("the server closed stdout", (
+                        f"the server exited with code {code}, its stdout closed," if code is not None else
+                        "the server closed stdout"))) from None
                 raise ProbeFailed(exc.check, exc.message) from None
             except CourseError as exc:
                 raise ProbeFailed(exc.reason, str(exc)) from None
         if scope.cancelled_caught:
-            raise ProbeFailed("budget", f"the probe found no verdict within its {ctx.budget:g} s budget")
+            raise ProbeFailed("budget", f"the probe found no verdict within its {budget:g} s budget")
     finally:
         ctx.processes += wire.started
         ctx.replies += wire.replies_checked
@@ -105,6 +114,33 @@ async def probe(ctx: Context, era: str, *, exit_grace: float | None = None) -> A
         if wire.exit is not None and wire.exit.forced:
             ctx.forced += 1
         ctx.leftovers.extend(wire.swept)
+
+
+@dataclass
+class Work:
+    """What one probe does on a session: ``body(wire, report)``; ``subject`` and ``where()`` name it
+    on the ``probe.ended`` line when its session ends early."""
+
+    subject: str
+    body: Callable[[LineClient, object], Awaitable[None]]
+    where: Callable[[], str] = lambda: ""
+
+
+async def in_sessions(ctx: Context, era: str, report, works: list[Work | None]) -> None:
+    """The ``works`` one after another on one server process (a probe that needs no fresh one reuses
+    it); after a work whose session ended early, the next starts a fresh process. Each work has the
+    probe budget."""
+    pending = [work for work in works if work is not None]
+    while pending:
+        try:
+            async with probe(ctx, era, budget=ctx.budget * len(pending)) as wire:
+                while pending:
+                    await pending[0].body(wire, report)
+                    pending.pop(0)
+        except ProbeFailed as exc:
+            work = pending.pop(0)
+            report.add("probe.ended", "FAIL", PROBE_ENDED, era, f"{work.where()}{exc.check}: {exc.message}",
+                       work.subject)
 
 
 def error_of(reply: dict) -> dict | None:

@@ -18,8 +18,9 @@ CARDS_DIR = FIXTURES / "audit" / "real"
 LAUNCH = {"stdout.before-input", "launch.answer", "stderr", "exit.eof"}
 _CODE = re.compile(r"\b(?:error|code) (-?\d+)")
 # A real Python server imports its framework before it answers (FastMCP: a few seconds on a busy
-# machine), so its first reply gets more time than a course server's; a passing audit is no slower.
-BUDGET, REQUEST_TIMEOUT = 60.0, 30.0
+# machine), so its first reply, and its exit (after stdin EOF, or after its client died), get more
+# time than a course server's; a passing audit is no slower.
+BUDGET, REQUEST_TIMEOUT, EXIT_BUDGET = 60.0, 30.0, 15.0
 
 
 async def audited(name: str, era: str = AUTO):
@@ -28,7 +29,7 @@ async def audited(name: str, era: str = AUTO):
 
     with real_servers.prepared(name) as server:
         return await audit(server.argv, env=server.env, cwd=server.cwd, era=era, budget=BUDGET,
-                           request_timeout=REQUEST_TIMEOUT)
+                           request_timeout=REQUEST_TIMEOUT, exit_budget=EXIT_BUDGET)
 
 
 def card_table(report, title: str | None = None):
@@ -129,7 +130,8 @@ def expected_card(name: str) -> dict:
 def expected_lines(card: dict, era: str) -> dict[tuple[str, str, str], str]:
     """The lines an audit in ``era`` must show: the card (written for ``all``) restricted to what
     that era runs: the launch and summary lines, the era probes it makes, and the list, cursor,
-    URI and tool lines of the era it then audits (``auto``: the era it lands in)."""
+    URI and tool lines of the era it then audits (``auto``: the era it lands in). An era asked for
+    by name that the server does not speak fails its era line (the audit audited nothing)."""
     probes = {LEGACY: {"era.handshake"}, MODERN_VERSION: {"era.envelope"},
               AUTO: {"era.handshake", "era.envelope", "era.auto"}}.get(era)
     if probes is None:  # "all": the whole card
@@ -137,9 +139,12 @@ def expected_lines(card: dict, era: str) -> dict[tuple[str, str, str], str]:
     audited = card["eras"][AUTO] if era == AUTO else era
     if card["eras"][audited] != "supported":
         audited = None
-    return {(check, subject, line_era): verdict for check, subject, line_era, verdict in card["lines"]
-            if check in LAUNCH or line_era == "all" or check in probes
-            or (not check.startswith("era.") and line_era == audited)}
+    lines = {(check, subject, line_era): verdict for check, subject, line_era, verdict in card["lines"]
+             if check in LAUNCH or line_era == "all" or check in probes
+             or (not check.startswith("era.") and line_era == audited)}
+    if era != AUTO and audited is None:
+        lines.update({key: "FAIL" for key in lines if key[0] in probes})
+    return lines
 
 
 def differences(name: str, report, era: str = AUTO) -> list[str]:

@@ -87,7 +87,7 @@ async def _row(wire, row: dict, listed: list[str], era: str, spec: dict, library
     elif kind == "spellings":  # the odd spellings of every listed URI, whatever the canonical reads did
         await audit_uris._odd(wire, {u: [] for u in listed}, era, report)
     elif kind == "missing":
-        await audit_uris._missing(wire, listed[0] if listed else "project:", era, report)
+        await audit_uris._missing(wire, listed[0] if listed else "project:", [], era, report)
     elif "reads" in row:
         for uri in row["reads"]:
             await wire.request("resources/read", {"uri": uri})

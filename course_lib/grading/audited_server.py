@@ -28,6 +28,8 @@ from course_lib.grading.served import HARNESS, STARTERS
 from course_lib.grading.scorecard import Verdict
 
 PROCESS_CHECKS = ("stdout.before-input", "launch.answer", "launch.late", "exit.eof")
+# What the SDK's own stdio loop answers, not the student's handlers: not held against the student.
+FRAMEWORK_CHECKS = ("frame.malformed",)
 EXPECTED = "no MUST fails on the audit's card"
 # A classroom machine is shared: each reply (the first one waits for the interpreter to start) gets
 # 30 s, each probe 60 s, the exit after stdin EOF 15 s (the command line's defaults: 10, 30 and 5 s).
@@ -78,7 +80,12 @@ async def audit_servers(spec: dict, functions: Sequence[Callable], names: set[st
 
 def failed_in(report: Report, era: str) -> list:
     """The MUST lines of ``report`` that fail in ``era`` (the process's own lines fail in every era)."""
-    return [line for line in report.failed if line.era in (era, "all", "auto") or line.check in PROCESS_CHECKS]
+    return [line for line in held_to(report) if line.era in (era, "all", "auto") or line.check in PROCESS_CHECKS]
+
+
+def held_to(report: Report) -> list:
+    """The MUST lines that fail on the student's account (not the SDK's frame reading)."""
+    return [line for line in report.failed if line.check not in FRAMEWORK_CHECKS]
 
 
 def judge_audit(s: Scenario, found: Any) -> Verdict:
@@ -106,10 +113,11 @@ def card_lines(spec: dict, audits: dict[str, Any]) -> list[str]:
     for entry in spec.get("servers", ()):
         report = audits.get(entry["function"])
         if isinstance(report, Report):
-            failing = f"{len(report.failed)} MUST line(s) fail" if report.failed else "no MUST line fails"
+            failed = held_to(report)
+            failing = f"{len(failed)} MUST line(s) fail" if failed else "no MUST line fails"
             out += textwrap.wrap(f"Audit of your {entry['function']} (chapter {entry['chapter'][:2]}): {failing}; "
                                  f"the card: .audits[{entry['function']!r}]", WIDTH, subsequent_indent="  ")
-            for line in report.failed:
+            for line in failed:
                 head = f"  FAIL {line.check}{f'[{line.subject}]' if line.subject else ''} ({line.era}): "
                 out += textwrap.wrap(head + line.detail, WIDTH, subsequent_indent=" " * 7, break_on_hyphens=False)
     return out

@@ -7,8 +7,9 @@
 2. close: leaving a lab block with a well-behaved server, until the process is reaped;
 3. walk: ``course_lib.walk`` against a bare loop of SDK ``list_tools`` calls on the catalog
    server's ``large`` mode (10,000 tools on 1,000 pages), interleaved in one lab;
-4. audit: ``course_lib.audit`` on the same ``large`` mode against a bare walk of it (each from its
-   server's start), and a whole audit of the pinned ``server-everything``;
+4. audit: ``course_lib.audit`` on three course servers (the same ``large`` mode among them) against a
+   bare walk of every list each serves (each from its server's start), side by side with their
+   ratio, and a whole audit of the pinned ``server-everything``;
 5. suite: wall time of ``pytest -n 2`` over tests/ and notebooks/ without the portable selection,
    as ``make test`` runs it (skip with ``--no-suite``);
    with ``--against REF`` (a git revision, e.g. ``main``) the same pytest part of ``make test``
@@ -108,11 +109,24 @@ async def bare_walk(session) -> int:
             return count
 
 
+async def in_pairs(rounds: int, timed, bare) -> tuple[list, list, list]:
+    """``rounds`` pairs of ``timed()`` and ``bare()``, in alternating order: both times and their ratios
+    (neighbours in time share the machine's load)."""
+    times, bares, ratios = [], [], []
+    for i in range(rounds):
+        if i % 2:
+            b, t = await bare(), await timed()
+        else:
+            t, b = await timed(), await bare()
+        times.append(t)
+        bares.append(b)
+        ratios.append(t / b)
+    return times, bares, ratios
+
+
 async def bench_walk(rounds: int) -> None:
     print(f"== walk: catalog --mode large (10,000 tools / 1,000 pages), {rounds} pairs, order alternating")
     os.environ[forkserver.SWITCH] = "1"
-    walker, bare, ratios = [], [], []
-
     async def timed_walk() -> float:
         start = time.perf_counter()
         catalog = await walk(lab, max_pages=1000, max_items=10_000)
@@ -126,54 +140,67 @@ async def bench_walk(rounds: int) -> None:
 
     async with connect("catalog", mode="large", lab_timeout=3600) as lab:
         await bare_walk(lab.session)  # warm the path once
-        for i in range(rounds):
-            if i % 2:
-                b, w = await timed_bare(), await timed_walk()
-            else:
-                w, b = await timed_walk(), await timed_bare()
-            walker.append(w)
-            bare.append(b)
-            ratios.append(w / b)  # neighbours in time share the machine's load
+        walker, bare, ratios = await in_pairs(rounds, timed_walk, timed_bare)
     print(f"   walk      median {fmt(statistics.median(walker))}")
     print(f"   bare SDK  median {fmt(statistics.median(bare))}")
     print(f"   ratio walk/bare: median of pairs {statistics.median(ratios):.3f}, "
           f"of medians {statistics.median(walker) / statistics.median(bare):.3f}   ({load()})")
 
 
+# (server, mode, era): servers the audit is timed on against a bare walk of every list they serve
+AUDITED = (("catalog", "large", "legacy"), ("catalog", "normal", "legacy"), ("atlas", "classic", "legacy"))
+LIST_CALLS = ("list_tools", "list_resources", "list_resource_templates", "list_prompts")
+
+
+async def bare_lists(session) -> int:
+    """Every list the server serves, walked to its end by a plain ``next_cursor`` loop: the pages read."""
+    from mcp import MCPError
+
+    pages = 0
+    for call in LIST_CALLS:
+        cursor = None
+        while True:
+            try:
+                page = await getattr(session, call)(
+                    params=None if cursor is None else types.PaginatedRequestParams(cursor=cursor))
+            except MCPError:  # a list this server does not serve
+                break
+            pages += 1
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+    return pages
+
+
 async def bench_audit(rounds: int) -> None:
-    """The audit's time on ``catalog --mode large`` against a bare walk of the same server (each from
-    the start of its server process to its last answer), then a whole audit of ``server-everything``."""
+    """The audit's time on each server of ``AUDITED`` against a bare walk of the same server (each from
+    the start of its server process to its last answer), side by side, then a whole audit of
+    ``server-everything``."""
     from course_lib.audit import audit
     from course_lib.chapters.peers_lab import everything_argv
 
-    print(f"== audit: catalog --mode large (10,000 tools / 1,000 pages), {rounds} pairs, order alternating")
-    argv = course_server_argv("catalog", "large")
-    audits, bares, ratios = [], [], []
+    print(f"== audit against a bare walk, {rounds} pairs each, order alternating")
+    print(f"   {'server':26} {'audit':>9} {'bare walk':>10} {'audit/walk':>10}")
+    for name, mode, era in AUDITED:
+        argv = course_server_argv(name, mode)
 
-    async def timed_audit(era: str) -> float:
-        start = time.perf_counter()
-        report = await audit(argv, era=era)
-        assert report.exit_code == 0 and report.leftovers == [], report.table()
-        return time.perf_counter() - start
+        async def timed_audit() -> float:
+            start = time.perf_counter()
+            report = await audit(argv, era=era)
+            assert report.leftovers == [] and not [x for x in report.lines if x.check == "list.walk"
+                                                   and x.verdict == "FAIL"], report.table()
+            return time.perf_counter() - start
 
-    async def timed_bare() -> float:
-        start = time.perf_counter()
-        async with connect("catalog", mode="large", lab_timeout=3600) as lab:
-            assert await bare_walk(lab.session) == 10_000
-        return time.perf_counter() - start
+        async def timed_bare() -> float:
+            start = time.perf_counter()
+            async with connect(name, mode=mode, lab_timeout=3600) as lab:
+                assert await bare_lists(lab.session) > 0
+            return time.perf_counter() - start
 
-    for i in range(rounds):
-        if i % 2:
-            b, a = await timed_bare(), await timed_audit("legacy")
-        else:
-            a, b = await timed_audit("legacy"), await timed_bare()
-        audits.append(a)
-        bares.append(b)
-        ratios.append(a / b)
-    print(f"   audit (legacy era)  median {fmt(statistics.median(audits))}")
-    print(f"   bare walk           median {fmt(statistics.median(bares))}   (connect + a next_cursor loop)")
-    print(f"   ratio audit/walk: median of pairs {statistics.median(ratios):.2f}   ({load()})")
-    print(f"   audit (both eras)   {fmt(await timed_audit('all'))}   ({load()})")
+        audits, bares, ratios = await in_pairs(rounds, timed_audit, timed_bare)
+        print(f"   {name + ' --mode ' + mode + ' (' + era + ')':26} {fmt(statistics.median(audits)):>9} "
+              f"{fmt(statistics.median(bares)):>10} {statistics.median(ratios):>10.2f}")
+    print(f"   ({load()})")
     start = time.perf_counter()
     report = await audit(everything_argv())
     took = time.perf_counter() - start

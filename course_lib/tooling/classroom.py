@@ -213,7 +213,7 @@ def _pip(python: Path, constraints: Path, version: str, site: Path | None, *args
 
 def install() -> None:
     """Build ``.venv-classroom`` from an interpreter every student may run: the course's pins and
-    JupyterHub's single-user server, and copies of the SDK 1.29.0 and chapter 04 interpreters in
+    JupyterHub's single-user server, and copies of the SDK 1.29.0 and chapter 07 interpreters in
     it (``PEER_VENVS``); idempotent, and nothing is fetched while the pins are unchanged."""
     require_platform()
     python, stamp = VENV / "bin" / "python", VENV / ".installed"

@@ -1,0 +1,66 @@
+"""A client that dies: no polite end, its pipes simply close while a request is in flight.
+
+A killed client closes nothing in order: the kernel closes both ends of its pipes at once, so the
+server reads end of file with a request still unanswered, and its next write finds no reader.
+The probe does exactly that, after the handshake (answered or not: a server of the 2026-07-28 era
+refuses it, and must still go), with ``tools/list`` in flight (no reply read, nothing signalled), then
+watches the server and
+everything it started (its process group, its session, what carries its lab's mark: see
+``proctree.lab_processes``) for the exit budget. What is still running then is named by its
+command line; the probe's stop ends it.
+"""
+from __future__ import annotations
+
+import time
+
+import anyio
+
+from course_lib._runtime import proctree
+from course_lib.audit.launch import command_lines
+from course_lib.audit.rawwire import SENT, Gone, raw_session
+from course_lib.audit.session import Context
+
+DIED = "MUST (course: a server and what it started go when its client dies)"
+POLL = 0.2  # seconds between two looks at what is still running
+
+
+async def _die(process) -> None:
+    """Close the client's ends of both pipes at once, as the kernel does for a client that died.
+
+    A fork-server lab's pipe ends are plain descriptors; a cold start's are asyncio pipe transports,
+    whose stream ``aclose`` would only mark the stream ended: the transports themselves are closed
+    (not the process transport, whose ``close`` would kill the server)."""
+    transport = getattr(getattr(process._proc, "_process", None), "_transport", None)
+    for fd, end in ((1, process.stdout), (0, process.stdin)):
+        pipe = transport.get_pipe_transport(fd) if transport is not None else None
+        try:
+            pipe.close() if pipe is not None else await end.aclose()
+        except SENT:
+            pass
+    await anyio.sleep(0)  # the transports close on the next turn of the loop
+
+
+async def run(ctx: Context, report) -> tuple[str, str]:
+    """``(verdict, detail)`` of the ``exit.client-died`` line (the card shows it with the exit lines)."""
+    method = "tools/list"
+    alive: set[int] = set()
+    took = 0.0
+    try:
+        async with raw_session(ctx, None) as conn:
+            process = conn.process
+            await conn.send(conn.request_line("course-audit-in-flight", method))
+            await _die(process)
+            died = time.monotonic()
+            while True:
+                alive = proctree.lab_processes(process.pid, process.workdir, process.started)
+                took = time.monotonic() - died
+                if not alive or took > ctx.exit_budget:
+                    break
+                await anyio.sleep(POLL)
+            survivors = command_lines(alive)
+    except Gone as exc:
+        return "INFO", f"not probed: {exc}"
+    if survivors:
+        return "FAIL", (f"{len(survivors)} process(es) still running {ctx.exit_budget:g} s after the client died "
+                        f"with {method} in flight: {'; '.join(survivors)}")
+    return "PASS", f"the client died with {method} in flight: the server and all it started were gone {took:.1f} s later"
