@@ -261,13 +261,7 @@ def test_two_students_at_once_each_in_their_own_copy_and_the_instructor_sees_bot
                 and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE}
         theirs = [p.pid for p in psutil.process_iter(["username"]) if p.info["username"] in {*students, instructor}]
     finally:
-        if proc.poll() is None:  # a failure on the way: the hub's own stop first, then the hard one
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        classroom.stop_hub(proc, 30)  # a failure on the way: the hub's own stop first, then the hard one
         for pid in tree:
             try:
                 psutil.Process(pid).kill()

@@ -20,6 +20,7 @@ from course_lib.grading.runner import FAIL_FAST
 from course_lib.paths import NOTEBOOKS
 from course_lib.tooling.student_copy import solution_sources
 from scorecard_checks import assert_flagged
+from test_signed_cursor_server import chapter_texts
 
 pytestmark = pytest.mark.anyio
 ROWS = [s["name"] for s in load_battery("paging_server")[2]["scenarios"]]
@@ -109,12 +110,7 @@ def crashes_on_garbage(cursor, catalog):
 
 def chapter_page(tmp_path):
     """The chapter's own signed-cursor ``page()``: its server texts MINT, REFUSE and READ, copied as they are."""
-    nb = nbformat.read(NOTEBOOKS / "06_paginating_server.ipynb", as_version=4)
-    texts = {}
-    for cell in nb.cells:
-        for node in ast.parse(cell.source).body if cell.cell_type == "code" else ():
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
-                texts[node.targets[0].id] = node.value.value
+    texts = chapter_texts()
     path = tmp_path / "chapter_server_text.py"
     path.write_text(texts["MINT"] + texts["REFUSE"] + texts["READ"], encoding="utf-8")
     spec = importlib.util.spec_from_file_location("chapter_server_text", path)

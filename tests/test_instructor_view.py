@@ -8,6 +8,7 @@ workspace), and running every cell of chapter 01, clicking through its widget an
 leave the committed chapter and ``git status`` as they were: the run lands in the scratch copy.
 """
 import asyncio
+import contextlib
 import hashlib
 import os
 import secrets
@@ -78,8 +79,9 @@ _RUN_AND_SAVE = """async () => {
 }"""
 
 
-async def student_session(url: str, token: str, path: str) -> list[str]:
-    """The student opens a chapter in the default workspace; returns the tabs open then."""
+@contextlib.asynccontextmanager
+async def lab_page(url: str, token: str):
+    """A real Chromium and a page of it with JupyterLab at ``url`` loaded (its app up), closed after."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
@@ -88,36 +90,33 @@ async def student_session(url: str, token: str, path: str) -> list[str]:
             page = await browser.new_page()
             await page.goto(f"{url}/lab?token={token}", wait_until="domcontentloaded")
             await page.wait_for_function("() => window.jupyterapp !== undefined")
-            await page.evaluate(_OPEN_IN_DEFAULT, path)
-            # JupyterLab stores the default workspace shortly after the layout changes
-            await page.wait_for_timeout(3000)
-            return await page.evaluate(_OPEN_TABS)
+            yield browser, page
         finally:
             await browser.close()
+
+
+async def student_session(url: str, token: str, path: str) -> list[str]:
+    """The student opens a chapter in the default workspace; returns the tabs open then."""
+    async with lab_page(url, token) as (_, page):
+        await page.evaluate(_OPEN_IN_DEFAULT, path)
+        # JupyterLab stores the default workspace shortly after the layout changes
+        await page.wait_for_timeout(3000)
+        return await page.evaluate(_OPEN_TABS)
 
 
 async def instructor_session(lab_: JupyterLab, shots) -> tuple[list[str], browser_check.Result]:
     """The instructor opens the default workspace, then runs every cell of chapter 01, clicks
     through its widget (the browser check's plan) and saves every open document."""
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = await browser.new_page()
-            await page.goto(f"{lab_.url}/lab?token={lab_.token}", wait_until="domcontentloaded")
-            await page.wait_for_function("() => window.jupyterapp !== undefined")
-            await page.wait_for_timeout(2000)  # the default workspace is restored by now
-            tabs = await page.evaluate(_OPEN_TABS)
-            await page.evaluate(_OPEN_IN_DEFAULT, CHAPTER)
-            result = await browser_check.check_notebook(browser, lab_, CHAPTER, NOTEBOOKS / CHAPTER, shots, 240)
-            await page.reload(wait_until="domcontentloaded")
-            await page.wait_for_function("() => window.jupyterapp !== undefined")
-            await page.evaluate(_OPEN_IN_DEFAULT, CHAPTER)
-            await page.evaluate(_RUN_AND_SAVE)
-            return tabs, result
-        finally:
-            await browser.close()
+    async with lab_page(lab_.url, lab_.token) as (browser, page):
+        await page.wait_for_timeout(2000)  # the default workspace is restored by now
+        tabs = await page.evaluate(_OPEN_TABS)
+        await page.evaluate(_OPEN_IN_DEFAULT, CHAPTER)
+        result = await browser_check.check_notebook(browser, lab_, CHAPTER, NOTEBOOKS / CHAPTER, shots, 240)
+        await page.reload(wait_until="domcontentloaded")
+        await page.wait_for_function("() => window.jupyterapp !== undefined")
+        await page.evaluate(_OPEN_IN_DEFAULT, CHAPTER)
+        await page.evaluate(_RUN_AND_SAVE)
+        return tabs, result
 
 
 @needs_chromium

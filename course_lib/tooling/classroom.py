@@ -37,6 +37,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -450,6 +451,18 @@ def prepare(roster: Path, state: Path, port: int, instructor: str, idle_minutes:
     return [sys.executable, "-m", "jupyterhub", "-f", str(config)], state
 
 
+def stop_hub(proc, grace: float) -> None:
+    """Stop a hub started with ``subprocess.Popen(..., start_new_session=True)``: SIGTERM (its own stop,
+    which stops the class's servers), then after ``grace`` seconds SIGKILL to its whole group."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 def sweep(state: Path, names: list[str]) -> list[str]:
     """After the hub: stop what it may have left (it stops its proxy and the students' servers on a
     normal stop, not when stopped while starting): the proxy of its pid file, then every process of
@@ -503,7 +516,6 @@ def supervise(argv: list[str], state: Path, names: list[str], grace: float = 20.
     Ctrl-C reaches the hub directly (the terminal signals the whole group); SIGTERM and SIGHUP are
     passed on. A hub still starting may miss them, so they are passed on again every ``grace``
     seconds, and after three times the hub is killed (the sweep then stops what it left)."""
-    import signal
     import time
 
     hub = subprocess.Popen(argv, cwd=state)

@@ -17,7 +17,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -192,13 +191,7 @@ def run_size(size: int, cells: list[str], tag: str) -> dict:
         figures["hub and proxy"] = sum(p.memory_info().rss for p in hub_tree
                                        if p.uids().real == 0 and p.is_running())
     finally:
-        if hub.poll() is None:
-            hub.send_signal(signal.SIGTERM)
-            try:
-                hub.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(hub.pid, signal.SIGKILL)
-                hub.wait()
+        classroom.stop_hub(hub, 60)
         log.close()
         for name in [*students, f"mcpb{tag}t"]:
             classroom.remove_user(name)
