@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_lib.paths import NOTEBOOKS, ROOT
-from course_lib.tooling.slides import CONTINUE, SLIDE, SUBSLIDE, heading_levels, on_slide, slide_type
+from course_lib.tooling.slides import CONTINUE, SLIDE, SUBSLIDE, heading_levels, on_slide, slide_type, trimmed
 from course_lib.tooling.student_copy import SOLUTION, dropped, tags
 
 WIDTH = 100
@@ -91,12 +91,12 @@ def output_lines(cell) -> list[str]:
 
 def rendered_lines(cell) -> int:
     """How many lines a cell takes on a slide: its markdown or code source lines (a hidden
-    source counts nothing) plus its stored output lines (of an exercise check, what its slide shows),
+    source counts nothing) plus its stored output lines (of an exercise check or a reference table, what its slide shows),
     a line over ``WIDTH`` characters counting as two. Trailing blank lines count nothing."""
     lines = [] if cell.cell_type == "code" and _hidden(cell) else _source(cell).rstrip().splitlines()
     if cell.cell_type == "code":
         shown = output_lines(cell)
-        lines += on_slide(shown) if "check" in cell.metadata.get("tags", []) else shown
+        lines += on_slide(shown) if trimmed(cell) else shown
     return sum(1 if len(line) <= WIDTH else 2 for line in lines)
 
 

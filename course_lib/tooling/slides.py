@@ -12,8 +12,8 @@ offline; the slide is 1280 x 720 and ``deck/deck.js`` fits every slide to it in 
 goes on continuation slides). ``make slides-check`` measures the result. A deck never holds a
 reference solution or a self-check's answers: cells tagged ``solution`` or ``answers`` are left
 out of the export (reveal.js would show a cell's source even when JupyterLab keeps it
-collapsed), and an exercise check shows the first
-lines of its scorecard and its total (``on_slide``)::
+collapsed), and an exercise check (a cell tagged ``check``) shows the first lines of its scorecard
+and its total, a reference table (a cell tagged ``reference``) its first lines (``on_slide``)::
 
     python -m course_lib.tooling.slides notebooks/01_pagination.ipynb ... [--out slides]
 """
@@ -77,25 +77,34 @@ def count(nb) -> int:
                if c.metadata.get("slideshow", {}).get("slide_type") in (SLIDE, SUBSLIDE))
 
 
-def on_slide(lines: list[str]) -> list[str]:
+TRIMMED = {"check": "scorecard", "reference": "table"}  # tag -> what a slide shows the start of
+
+
+def trimmed(cell) -> str | None:
+    """What of ``cell``'s output a slide shows only the start of (its tag's word), or None."""
+    return next((what for tag, what in TRIMMED.items() if tag in cell.get("metadata", {}).get("tags", [])), None)
+
+
+def on_slide(lines: list[str], what: str = "scorecard") -> list[str]:
     """What a slide shows of an exercise check's scorecard: its first lines and its total. The
     whole card stays in the notebook (a starter's card of 25 failing scenarios fills pages)."""
     if len(lines) <= CHECK_LINES + 2:
         return lines
     more = len(lines) - CHECK_LINES - 1
-    return [*lines[:CHECK_LINES], f"… {more} more lines: the whole scorecard is in the notebook", lines[-1]]
+    return [*lines[:CHECK_LINES], f"… {more} more lines: the whole {what} is in the notebook", lines[-1]]
 
 
 def _trim_checks(nb) -> None:
-    """Each check cell's scorecard as a slide shows it (``on_slide``), as plain text."""
+    """Each check's scorecard and each reference table as a slide shows it (``on_slide``), as plain text."""
     for cell in nb.cells:
-        if "check" not in cell.get("metadata", {}).get("tags", []):
+        what = trimmed(cell)
+        if what is None:
             continue
         for output in cell.get("outputs", []):
             text = output.get("data", {}).get("text/plain") if "data" in output else None
             if text is not None:
                 text = text if isinstance(text, str) else "".join(text)
-                output["data"] = {"text/plain": "\n".join(on_slide(text.rstrip("\n").splitlines()))}
+                output["data"] = {"text/plain": "\n".join(on_slide(text.rstrip("\n").splitlines(), what))}
 
 
 DECK = Path(__file__).with_name("deck")  # the deck template (course_deck/), deck.css, deck.js
