@@ -63,11 +63,12 @@ def load(folder: Path = FOLDER) -> list[Change]:
     return [row for path in sorted(folder.glob("[0-9][0-9].json")) for row in load_file(path)]
 
 
-CHANGE_WIDTH = 94  # a change on one line of the table (100 characters wide, the chapter column first)
+CHANGE_WIDTH = 94  # a table line's room for a change (100 characters wide, the chapter column first); longer ones wrap
 
 
 def changes_table(folder: Path = FOLDER) -> Table:
-    """Two lines per change: the chapter whose topic it touches and the change, then the test that shows it."""
+    """Two rows per change: the chapter whose topic it touches and the change, then the test that shows it
+    (a long change wraps inside its column)."""
     rows: list[list[str]] = []
     for c in load(folder):
         rows += [[c.number, c.change], ["", "→ " + c.test.removeprefix("tests/")]]

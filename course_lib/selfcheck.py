@@ -33,7 +33,8 @@ import ipywidgets as W
 
 from course_lib.display import Table
 from course_lib.errors import CourseError
-from course_lib.paths import FIXTURES, NOTEBOOKS
+from course_lib.paths import FIXTURES, ROOT
+from course_lib.progress import FILE as PROGRESS_FILE
 from course_lib.widgets import FirstState
 
 FOLDER = FIXTURES / "selfcheck"
@@ -177,9 +178,10 @@ def ask(chapter: str) -> SelfCheck:
 
 
 def answers(chapter: str) -> Table:
-    """The instructor's view: each question's answer and the section that shows it. Only in the
-    instructor copy: a kernel whose working folder is not ``notebooks/`` gets a SelfCheckError."""
-    if Path.cwd().resolve() != NOTEBOOKS.resolve():
+    """The instructor's view: each question's answer and the section that shows it. Never in a
+    student's copy (a folder with the copy's ``.progress.json``, or ``student/``): a SelfCheckError."""
+    here = Path.cwd().resolve()
+    if (here / PROGRESS_FILE).exists() or here == (ROOT / "student").resolve():
         raise SelfCheckError("the answers are shown in the instructor copy only: in your copy, click an answer "
                              "and the self-check says right or wrong")
     return Table(["#", "answer", "shown under"],

