@@ -134,7 +134,7 @@ class LiveLab:
 
 
 def _pre(text: str) -> str:
-    return f"<pre style='margin:0; font-size:12px'>{html.escape(text)}</pre>"
+    return f"<pre style='margin:0'>{html.escape(text)}</pre>"  # the code size of its page: 16 px on a slide
 
 
 def html_table(table: Table) -> str:
