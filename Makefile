@@ -76,7 +76,7 @@ classroom-progress: $(STAMP)
 ## binder-check: run binder/postBuild (Binder's set-up: make lab's install steps) on a clean clone
 ##               of the committed tree, against the pinned packages (reaches the package registries)
 binder-check: $(STAMP)
-	COURSE_SETUP_CHECK=1 $(BIN)/python -m pytest -p no:cacheprovider -q -n 0 -s tests/test_binder.py
+	COURSE_SETUP_CHECK=1 $(BIN)/python -m pytest -p no:cacheprovider -q -n 0 -s tests/world/test_binder.py
 
 ## test: set up and run the whole suite (course_lib tests + strict nbval on every chapter, the
 ##       25 slowest tests listed), then the portable selection (make portable), then, when
@@ -93,7 +93,7 @@ test: $(STAMP)
 	 else echo "browser check skipped: no Chromium at $(CHROMIUM) (apt-get install -y chromium)"; fi
 
 ## check: the fast layer, in-process tests only (no server process; under a minute): the loop
-##        to run after each edit; the layers are marked in course_lib/tooling/layers.py
+##        to run after each edit; a test's layer is its directory (tests/inprocess|stdio|world)
 check: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -m inprocess -q tests $(PYTEST_ARGS)
 
@@ -102,7 +102,7 @@ check: $(STAMP)
 ##           what a server left behind are all found through it; and from a checkout under a long
 ##           path, as a student's clone may be (a command line longer than a terminal's 80 columns)
 ##           (make test runs these files only here, so they run once)
-PORTABLE_TESTS ?= tests/test_walker.py tests/test_lab_exit.py tests/test_bundles.py tests/test_fastlaunch.py
+PORTABLE_TESTS ?= tests/stdio/test_walker.py tests/stdio/test_lab_exit.py tests/stdio/test_bundles.py tests/stdio/test_fastlaunch.py
 LONG_CHECKOUT := course-checkouts/students-workshop-2026-december/participant-laptop-copy/mcp-robustness-course
 portable: $(STAMP)
 	@tmp=$$(mktemp -d) && mkdir "$$tmp/private" && ln -s private "$$tmp/tmp" && \
@@ -151,7 +151,7 @@ solution-mutants: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.solution_mutants $(NB)
 
 ## docs: regenerate the reference pages in docs/ (the module guide, the source-article map);
-##       tests/test_docs.py fails when a committed page differs from what this writes
+##       tests/inprocess/test_docs.py fails when a committed page differs from what this writes
 docs: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.docs
 

@@ -4,7 +4,7 @@ Each chapter writes its rows in ``fixtures/sdk_changes/NN.json``::
 
     {"chapter": "NN_stem", "changes": [{"change": "one short sentence", "test": "tests/FILE.py::test_name"}]}
 
-Every row names the test that shows it (``tests/test_sdk_changes.py`` checks that each named test
+Every row names the test that shows it (``tests/inprocess/test_sdk_changes.py`` checks that each named test
 exists). ``changes_table()`` reads every file present, in chapter order, for the appendix.
 """
 from __future__ import annotations

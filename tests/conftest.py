@@ -14,17 +14,17 @@ def era(request):
     return request.param
 
 
-# tests/test_portable.py runs these chapters under strict nbval itself, with the temporary directory
+# tests/stdio/test_portable.py runs these chapters under strict nbval itself, with the temporary directory
 # behind a symlink (as a Mac's is): when that test is in the run, their cells are not run again.
 PORTABLE_RUN = "test_chapters_pass_with_the_temporary_directory_behind_a_symlink"
 # The longest files, started first (pytest-xdist's ``--dist loadfile`` hands out whole files in
 # this order, pyproject's ``--no-loadscope-reorder``): the workers then finish together.
 # A hint for the order only; a file not listed keeps its place after them.
-LONGEST_FIRST = ("tests/test_classroom.py", "notebooks/07_real_software.ipynb", "tests/test_schema_cache_facts.py",
-                 "tests/test_real_servers.py", "tests/test_portable.py", "tests/test_chapter_walkers.py",
-                 "tests/test_exercises.py", "tests/test_peers.py", "tests/test_browser_check.py",
-                 "tests/test_instructor_view.py", "notebooks/03_schema_cache.ipynb", "notebooks/08_stateless_wire.ipynb",
-                 "tests/test_grading_paging_server.py", "notebooks/06_paginating_server.ipynb")
+LONGEST_FIRST = ("tests/world/test_classroom.py", "notebooks/07_real_software.ipynb", "tests/stdio/test_schema_cache_facts.py",
+                 "tests/world/test_real_servers.py", "tests/stdio/test_portable.py", "tests/stdio/test_chapter_walkers.py",
+                 "tests/stdio/test_exercises.py", "tests/world/test_peers.py", "tests/world/test_browser_check.py",
+                 "tests/world/test_instructor_view.py", "notebooks/03_schema_cache.ipynb", "notebooks/08_stateless_wire.ipynb",
+                 "tests/stdio/test_grading_paging_server.py", "notebooks/06_paginating_server.ipynb")
 
 
 def _file(item, root: Path) -> str:

@@ -3,7 +3,7 @@
 The course runs on a student's laptop as well as on Linux. Nothing in ``course_lib`` uses a
 Linux-only mechanism (``/proc``, abstract Unix socket names, ``prctl``, pidfds, ``SO_PEERCRED``):
 process liveness and trees go through ``psutil``, the fast launcher through POSIX calls only.
-``tests/test_portable.py`` holds the package to that (a scan of its source), and runs two
+``tests/stdio/test_portable.py`` holds the package to that (a scan of its source), and runs two
 chapters with the temporary directory behind a symlink, as macOS has it.
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@
 An audit line's detail can name a timing or a temporary path; the chapter's tables show only what
 is the same on every run: the check, its subject, its era, its verdict, and the codes and counts
 read off the details (``across_table``). ``against_fixtures`` compares each card with its expected
-card in ``fixtures/audit/real/`` (the same restriction to an era as ``tests/test_real_servers.py``).
+card in ``fixtures/audit/real/`` (the same restriction to an era as ``tests/world/test_real_servers.py``).
 """
 from __future__ import annotations
 

@@ -4,8 +4,8 @@
 paragraph of that module's own docstring (read with ``ast``: nothing is imported), grouped by the
 package's rooms. ``docs/source-articles.md`` is the map of every item of the three source articles
 to the chapter cell that runs it, from the hand-written ``fixtures/seed_items.json`` (which
-``tests/test_seed_items.py`` checks against the committed notebooks). ``make docs`` writes both;
-``--check`` (and ``tests/test_docs.py``) fails when a committed page differs from what this writes.
+``tests/inprocess/test_seed_items.py`` checks against the committed notebooks). ``make docs`` writes both;
+``--check`` (and ``tests/inprocess/test_docs.py``) fails when a committed page differs from what this writes.
 """
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def source_articles_page() -> str:
         "of their concrete items to the chapter cell that executes it (`notebook` · `cell id`), to",
         "the test that holds it (where the proof is about the course's own library), or says why",
         "the course does not run it. The rows come from `fixtures/seed_items.json`;",
-        "`tests/test_seed_items.py` checks that each named cell exists, ran without an error and",
+        "`tests/inprocess/test_seed_items.py` checks that each named cell exists, ran without an error and",
         "shows the item's evidence in its source or stored output, and that each named test holds it.", "",
         seed_table(), ""])
 

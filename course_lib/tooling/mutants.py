@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_lib.tooling.mutants", description=__doc__.split("\n")[0])
     parser.add_argument("module", help="dotted name, e.g. course_lib.grading.core")
     parser.add_argument("--functions", nargs="+", help="the judge functions (default: judge* and is_*)")
-    parser.add_argument("--tests", nargs="+", default=["tests/test_grading_judges_unit.py"])
+    parser.add_argument("--tests", nargs="+", default=["tests/inprocess/test_grading_judges_unit.py"])
     parser.add_argument("--jobs", type=int, default=2, choices=(1, 2))
     parser.add_argument("--timeout", type=float, default=120.0)
     args = parser.parse_args(argv)

@@ -1,4 +1,4 @@
-"""A judge with two checks, for the mutation tool's own tests (``tests/test_mutants_unit.py``): the
+"""A judge with two checks, for the mutation tool's own tests (``tests/inprocess/test_mutants_unit.py``): the
 checks of ``tests/mutants_sample_checks.py`` hold the first and leave the second unheld, so of its
 three mutants exactly one survives."""
 

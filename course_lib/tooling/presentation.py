@@ -1,4 +1,4 @@
-"""Is a chapter presentable? The measures behind ``tests/test_presentation.py``.
+"""Is a chapter presentable? The measures behind ``tests/inprocess/test_presentation.py``.
 
 An instructor presents a chapter as slides (``make slides``) or live in JupyterLab, so every
 chapter keeps to a few rules:
@@ -424,7 +424,7 @@ def rules() -> list[str]:
 
 
 def tracks_page() -> str:
-    """``docs/tracks.md``: what ``--write-tracks`` writes (``tests/test_presentation.py`` compares)."""
+    """``docs/tracks.md``: what ``--write-tracks`` writes (``tests/inprocess/test_presentation.py`` compares)."""
     measured = timings()
     topics = ", ".join(f"{topic} (`{stem}`)" for topic, stem in plan()["topics"].items())
     return "\n".join([

@@ -2,9 +2,10 @@
 
 * points nbval at the course's single sanitizer file, wherever pytest is started from;
 * fails the run if any course server process (or fork server) is still alive at the end (leak check);
-* marks every test with its layer (``course_lib.tooling.layers``): ``inprocess``, ``stdio`` or
-  ``notebook``, so ``pytest -m inprocess`` (``make check``) runs the fast layer, and fails an
-  ``inprocess`` test that starts a process.
+* marks every test with its layer, from the directory its file sits in (``course_lib.tooling.layers``):
+  ``inprocess``, ``stdio``, ``world`` or ``notebook``, so ``pytest -m inprocess`` (``make check``)
+  runs the fast layer; fails an ``inprocess`` test that starts a process, and a test file outside
+  the layer directories.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ RUN_VAR = "COURSE_LAB_RUN"
 def pytest_configure(config):
     for name, meaning in _layers.LAYERS.items():
         config.addinivalue_line("markers", f"{name}: {meaning} (given by the course's plugin)")
+    config.addinivalue_line("markers", f"{_layers.MISPLACED}: a test file outside the layer directories")
     if getattr(config.option, "nbval_sanitize_with", None) is None:
         config.option.nbval_sanitize_with = str(SANITIZER)
     # Every server started in this run (from tests or notebook kernels) inherits this tag.
@@ -36,12 +38,12 @@ def pytest_configure(config):
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by these markers
 def pytest_collection_modifyitems(config, items):
-    _layers.mark(items, config.rootpath)
+    _layers.mark(items)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item):
-    _layers.watch(item)
+    _layers.watch(item, item.config.rootpath)
     return (yield)
 
 

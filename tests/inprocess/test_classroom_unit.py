@@ -1,0 +1,82 @@
+"""In-process: the checks of tests/world/test_classroom.py's subject that start no process.
+
+make classroom: a class on JupyterHub, each student their own system user, copy and processes.
+
+In-process: the roster, the class's progress table (hand-written progress files and the table
+expected of them in fixtures/classroom/), the hub's settings, and the refusal on a machine that
+cannot serve a class. Then one real hub (loopback only) and a real headless Chromium: two students
+sign in at once, each runs chapter 01 with its check in their own JupyterLab; neither can reach
+the other's server or read the other's copy; the instructor's page and the command show both rows;
+stopping the hub leaves no process behind; the test users are removed afterwards.
+"""
+import json
+import sys
+from pathlib import Path
+import pytest
+
+from course_lib.paths import FIXTURES
+from course_lib.tooling import classroom
+
+HERE = FIXTURES / "classroom"
+
+
+def test_a_roster_is_one_name_a_line_and_a_bad_one_is_refused_by_line():
+    assert classroom.read_roster(HERE / "roster.txt") == ["ana", "ben", "cleo", "dev"]
+    for text, says in [("ana\nAna\n", "line 2: 'Ana'"), ("ana\n\nana\n", "line 3: 'ana' is listed twice"),
+                       ("# nobody\n", "names no student"), ("root\n", "line 1: 'root'"),
+                       ("a b\n", "line 1: 'a b'"), ("../x\n", "line 1: '../x'")]:
+        with pytest.raises(classroom.ClassroomError, match=says) as caught:
+            classroom.parse_roster(text)
+        assert caught.value.reason == "bad_roster"
+    with pytest.raises(classroom.ClassroomError, match="no roster at"):
+        classroom.read_roster(HERE / "missing.txt")
+
+
+def test_the_class_progress_table_has_a_row_per_student_and_a_column_per_exercise():
+    students = classroom.read_roster(HERE / "roster.txt")
+    table = classroom.class_progress(students, copy_of=lambda name: HERE / "progress" / name)
+    expected = (HERE / "expected_progress.txt").read_text()
+    text = table.text()
+    assert text.startswith(expected.rstrip("\n") + "\n")
+    # a damaged progress file is named under the table, and its student still has a row
+    assert "cleo:" in text.split(expected.rstrip("\n"), 1)[1] and "is not a progress file" in text
+    assert "<td" in table._repr_html_() and "ana" in table._repr_html_()
+
+
+def test_the_hub_listens_on_loopback_only_and_students_servers_stop_when_idle(tmp_path, monkeypatch):
+    monkeypatch.setattr(classroom, "singleuser", lambda: Path("/x/jupyterhub-singleuser"))
+    monkeypatch.setattr(classroom, "proxy_command", lambda: ["node", "chp"])
+    config = type("Config", (), {})()
+
+    class Section:
+        pass
+
+    for name in ("JupyterHub", "ConfigurableHTTPProxy", "SharedPasswordAuthenticator", "Authenticator", "Spawner"):
+        setattr(config, name, Section())
+    (tmp_path / "roster.txt").write_text("ana\nben\n")
+    settings = classroom.settings(tmp_path / "roster.txt", tmp_path, 8123, "teach", idle_minutes=0.5)
+    monkeypatch.setattr(classroom, "progress_handler", lambda students: ("handler", tuple(students)))
+    classroom.configure(config, settings)
+    assert config.JupyterHub.ip == config.JupyterHub.hub_ip == config.Spawner.ip == "127.0.0.1"
+    assert config.ConfigurableHTTPProxy.api_url == "http://127.0.0.1:8124"
+    assert config.Authenticator.allowed_users == {"ana", "ben"} and config.Authenticator.admin_users == {"teach"}
+    assert "--ServerApp.shutdown_no_activity_timeout=30" in config.Spawner.args
+    assert "--MappingKernelManager.cull_idle_timeout=30" in config.Spawner.args
+    assert config.JupyterHub.cleanup_servers is True and config.Spawner.notebook_dir == "~/course"
+    # a restart finds the class as it was: accounts and sign-ins in STATE, the copies in the homes
+    assert config.JupyterHub.db_url == f"sqlite:///{tmp_path / 'jupyterhub.sqlite'}"
+    assert config.JupyterHub.cookie_secret_file == str(tmp_path / "cookie_secret")
+    assert config.Spawner.environment == {"COURSE_SDK129_VENV": str(classroom.VENV / "sdk129"),
+                                          "COURSE_SERVERS_VENV": str(classroom.VENV / "servers")}
+    assert config.JupyterHub.extra_handlers == [(r"/progress", ("handler", ("ana", "ben")))]
+    kept = json.loads((tmp_path / "passwords.json").read_text())
+    assert len(kept["admin_password"]) >= 32 and len(kept["user_password"]) >= 8
+    assert (tmp_path / "passwords.json").stat().st_mode & 0o077 == 0, "only the hub's user may read them"
+
+
+def test_a_machine_that_cannot_serve_a_class_is_told_so_before_anything_happens(monkeypatch):
+    monkeypatch.setattr(sys, "platform", "darwin")
+    with pytest.raises(classroom.ClassroomUnsupported, match="make lab on their laptop") as caught:
+        classroom.require_platform()
+    assert caught.value.reason == "classroom_unsupported"
+    assert classroom.main(["serve", str(HERE / "roster.txt")]) == 2

@@ -1,0 +1,118 @@
+"""In-process: the checks of tests/stdio/test_exercises.py's subject that start no process.
+
+The exercise convention in the chapters: task, starter, check, solution, in that order.
+
+The solution defines ``reference_<student name>`` and grades it; it never rebinds a name the
+student's cell defines, so running a chapter top to bottom (Run All) leaves the student's
+function in place: the check run after the solution still grades the starter.
+"""
+import ast
+import re
+
+import nbformat
+import pytest
+from course_lib.paths import NOTEBOOKS
+from course_lib.tooling.regen import cell_text as text_of
+from course_lib.tooling.student_copy import tags
+
+# chapter: (the student's function, the grader its check cell calls), or a list of such pairs when
+# a chapter has more than one exercise (each in the order task, starter, check, solution)
+EXERCISES = {
+    "01_pagination": ("my_walk", "grade_walker"),
+    "02_cursor_failures": ("my_restarting_walk", "grade_walker"),
+    "06_paginating_server": ("my_page", "grade_paging_server"),
+    "07_real_software": ("my_prediction", "grade_prediction"),
+    "03_schema_cache": [("my_tool_result", "grade_tool_result"), ("my_retrying_candidate", "grade_candidate")],
+    "04_resources_and_uris": ("my_read_resource", "grade_read_handler"),
+    "05_snapshot_bundles": [("my_acquire", "grade_bundles"), ("my_read", "grade_snapshot_server")],
+    "08_stateless_wire": [("my_call_tool", "grade_checked_tools"), ("my_check_reply", "grade_envelope")],
+    "09_stateless_cache": ("my_sealer", "grade_sealed_state"),
+    "10_capstone": ("MyClient", "grade_capstone"),
+}
+
+
+PAIRS = [(stem, *pair) for stem, entry in EXERCISES.items()
+         for pair in (entry if isinstance(entry, list) else [entry])]
+IDS = [f"{stem}:{name}" for stem, name, _ in PAIRS]
+
+
+def load(stem):
+    return nbformat.read(NOTEBOOKS / f"{stem}.ipynb", as_version=4)
+
+
+def the_cell(nb, tag, name=None):
+    """The code cell tagged ``tag``; in a chapter of several exercises, the one of ``name``."""
+    found = [i for i, c in enumerate(nb.cells) if tag in tags(c) and c.cell_type == "code"]
+    if name is not None and len(found) > 1:
+        mine = {"exercise": lambda source: name in top_level_names(source),
+                "check": lambda source: re.search(rf"\(\s*{name}\b", source),
+                "solution": lambda source: f"reference_{name}" in source}[tag]
+        found = [i for i in found if mine(nb.cells[i].source)]
+    (index,) = found
+    return index, nb.cells[index]
+
+
+def top_level_names(source: str) -> set[str]:
+    """Names a cell binds at the top level (functions, classes, assignments, imports)."""
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def words(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("stem, name, grader", PAIRS, ids=IDS)
+def test_the_exercise_follows_the_convention(stem, name, grader):
+    reference = f"reference_{name}"
+    nb = load(stem)
+    ex, starter = the_cell(nb, "exercise", name)
+    chk, check = the_cell(nb, "check", name)
+    sol, solution = the_cell(nb, "solution", name)
+    task = max(i for i in range(ex) if nb.cells[i].source.startswith("## Exercise"))
+    assert task < ex < chk < sol, "task, starter, check, solution"
+    assert all(nb.cells[i].cell_type == "markdown" or "Time budget" in nb.cells[i].source
+               or not top_level_names(nb.cells[i].source)  # a display of the battery, say
+               for i in range(task + 1, sol) if i not in (ex, chk)), "nothing else runs between them"
+    assert all("solution" in tags(c) for c in nb.cells[chk + 1:sol]), "what introduces the solution goes with it"
+
+    # the battery's time budget is printed (before the starter, or in the card's header), never typed
+    assert not re.search(r"\b\d+ ?(s|seconds?)\b", nb.cells[task].source)
+    shown = [text_of(c) for c in nb.cells[task:ex] if c.cell_type == "code"] + [text_of(check)]
+    assert any(re.search(r"(Time budget: \d+ s|stopped after \d+ s)", text) for text in shown)
+
+    # the starter defines the student's function and only raises
+    assert top_level_names(starter.source) == {name}
+    assert "raise NotImplementedError" in starter.source
+
+    # the check grades the student's function; its stored card is the starter's, failing
+    assert re.search(rf"await {grader}\({name}\b", check.source)
+    card = words(text_of(check))
+    assert "NotImplemen" in card and "well done" not in card  # the starter's error, wrapped in its column
+
+    # the solution: hidden, its own names only, ends by grading the reference (which passes)
+    assert solution.metadata["jupyter"]["source_hidden"] is True
+    defined = top_level_names(solution.source)
+    assert reference in defined
+    assert not defined & top_level_names(starter.source)
+    imported = {alias.asname or alias.name.split(".")[0] for node in ast.parse(solution.source).body
+                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+    assert all(n.lower().startswith("reference_") or n in imported for n in defined), defined
+    last = ast.parse(solution.source).body[-1]
+    assert isinstance(last, ast.Expr) and isinstance(last.value, ast.Await)
+    assert ast.unparse(last.value).startswith(f"await {grader}({reference}")
+    assert "well done" in text_of(solution)
+
+
+@pytest.mark.parametrize("stem, name, grader", PAIRS, ids=IDS)
+def test_the_checks_stored_card_is_the_starters_zero(stem, name, grader):
+    _, check = the_cell(load(stem), "check", name)
+    assert re.search(r"\b0/\d+ scenarios pass$", words(text_of(check)))

@@ -1,0 +1,190 @@
+"""In-process: the checks of tests/stdio/test_grading_allowlist.py's subject that start no process.
+
+Chapter 04's grader, the read handler: the starter scores 0, the reference passes in both eras,
+the chapter's visible allowlist cell copied fails, and each known-wrong handler fails at its scenario
+with its own failure kind (a retired code, a missing ``data.uri``, a URI served that must be refused,
+a held document refused, a wrong read, the handler's own crash, the SDK's own error on a wrong
+return value, a hang, code the child cannot rebuild); and, in process, the serving engine every
+server-side exercise shares (the harness's crash, its reading, its argv)."""
+import json
+from urllib.parse import quote, unquote
+import mcp_types as types
+import pytest
+from mcp import MCPError
+
+from course_lib.grading import outcome as o
+from course_lib.grading.allowlist import grade_read_handler, judge_read, judge_refusal
+from course_lib.grading.battery import load_battery
+from course_lib.grading.served import Failed
+from course_lib.paths import fixture
+
+pytestmark = pytest.mark.anyio
+
+LIBRARY = json.loads(fixture("grading", "read_library.json").read_text(encoding="utf-8"))
+DOCS, BASE, MIME = LIBRARY["documents"], LIBRARY["base"], LIBRARY["mime_type"]
+_, SCENARIOS, SPEC = load_battery("read_handler")
+ROWS = list(dict.fromkeys(s.name for s in SCENARIOS))
+
+
+def contents(uri, name, mime=None):  # (a default is evaluated where the function is defined: no global)
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime or MIME,
+                                                                         text=DOCS[name])])
+
+
+def another_style(ctx, params, library):
+    """Correct, written differently: a plain def, the segment checked by re-encoding, the era's code."""
+    segment = params.uri[len(library.base):] if params.uri.startswith(library.base) else "/"
+    try:
+        name = unquote(segment, errors="strict")
+    except UnicodeDecodeError:
+        name = None
+    text = library.text_of(name) if name is not None and quote(name, safe="") == segment else None
+    if text is None:
+        raise MCPError(-32002 if ctx.protocol_version < "2026-07-28" else -32602, "not served", {"uri": params.uri})
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, mime_type=library.mime_type,
+                                                                         text=text)])
+
+
+async def test_a_handler_the_child_cannot_rebuild_is_told_so_without_a_server():
+    card = await grade_read_handler(len, only=[ROWS[0]], eras=["legacy"])
+    (verdict,) = card.verdicts
+    assert verdict.failure_class == o.CRASH and "not a function defined with def" in verdict.observed
+
+
+# -- the judges, on recorded replies -------------------------------------------------------------
+
+URI = BASE + "missing"
+
+
+@pytest.mark.parametrize("reply, kind", [
+    ({"result": {"contents": []}}, o.MISSING_REFUSAL),
+    ({"error": {"code": -32603, "message": "crashed: KeyError: 'x'", "data": {"crashed": "KeyError"}}}, o.CRASH),
+    ({"error": {"code": -32603, "message": "Internal error"}}, o.WRONG_RESULT),  # the SDK's own failure
+    ({"error": {"code": -32002, "message": "Resource not found", "data": {"uri": URI}}}, o.WRONG_REFUSAL),
+    ({"error": {"code": -32601, "message": "Method not found"}}, o.WRONG_REFUSAL),
+    ({"error": {"code": -32602, "message": "Resource not found"}}, o.WRONG_REFUSAL),
+    ({"error": {"code": -32602, "message": "Resource not found", "data": {"uri": unquote(URI) + "/"}}}, o.WRONG_REFUSAL),
+    ({"error": {"code": -32602, "message": "Resource not found", "data": [URI]}}, o.WRONG_REFUSAL),
+])
+def test_a_refusal_is_judged_by_its_code_and_data(reply, kind):
+    with pytest.raises(Failed) as wrong:
+        judge_refusal(URI, reply, "2026-07-28")
+    assert wrong.value.kind == kind
+
+
+def test_the_right_refusal_passes_in_its_era_only():
+    retired = {"error": {"code": -32002, "message": "Resource not found", "data": {"uri": URI}}}
+    current = {"error": {"code": -32602, "message": "Resource not found", "data": {"uri": URI}}}
+    judge_refusal(URI, retired, "legacy")
+    judge_refusal(URI, current, "legacy")       # the 2026-07-28 code is recognised at 2025-11-25 too
+    judge_refusal(URI, current, "2026-07-28")
+    with pytest.raises(Failed):
+        judge_refusal(URI, retired, "2026-07-28")  # -32002 MUST NOT be sent at 2026-07-28
+
+
+@pytest.mark.parametrize("item, ok", [
+    ({"uri": URI, "mimeType": MIME, "text": "t"}, True),
+    ({"uri": URI + "x", "mimeType": MIME, "text": "t"}, False),
+    ({"uri": URI, "mimeType": "text/plain", "text": "t"}, False),
+    ({"uri": URI, "mimeType": MIME, "text": "other"}, False),
+    ({"uri": URI, "mimeType": MIME, "blob": "dA=="}, False),
+])
+def test_a_read_is_judged_by_uri_mime_and_text(item, ok):
+    reply = {"result": {"contents": [item]}}
+    if ok:
+        judge_read(URI, reply, "t", MIME)
+    else:
+        with pytest.raises(Failed) as wrong:
+            judge_read(URI, reply, "t", MIME)
+        assert wrong.value.kind == o.WRONG_RESULT
+
+
+# -- the serving engine, in process: the harness's crash and the grader's reading of it ----------
+
+async def test_the_harness_answers_the_students_own_error_as_a_crash_and_passes_mcp_errors():
+    from course_lib.grading.harness import called
+
+    with pytest.raises(MCPError) as raised:
+        await called(lambda: {}["missing"])
+    assert (raised.value.error.code, raised.value.error.message) == (-32603, "crashed: KeyError: 'missing'")
+    assert raised.value.error.data == {"crashed": "KeyError"}
+    refusal = MCPError(-32602, "no")
+    with pytest.raises(MCPError) as passed:
+        await called(lambda: (_ for _ in ()).throw(refusal))
+    assert passed.value is refusal
+    with pytest.raises(MCPError) as typed:
+        await called(lambda: "text", lambda answer: f"returned {type(answer).__name__}, not a tuple")
+    assert typed.value.error.message == "crashed: TypeError: returned str, not a tuple"
+
+    async def coroutine():
+        return 7
+    assert await called(coroutine) == 7
+
+
+@pytest.mark.parametrize("crashed, said, error", [
+    ("NotImplementedError", "NotImplementedError: write it", NotImplementedError),
+    ("NameError", "NameError: name 'x' is not defined", NameError),
+    ("Unavailable", "Unavailable: course_lib.x.y is unavailable in this exercise", Exception),
+    ("KeyError", "KeyError: 'x'", None),
+])
+def test_a_crash_on_the_wire_is_rebuilt_by_type_for_the_hint(crashed, said, error):
+    from course_lib.grading.served import crash_of
+    from course_lib.grading.unavailable import Unavailable
+
+    failed = crash_of({"code": -32603, "message": "crashed: " + said, "data": {"crashed": crashed}})
+    assert (failed.kind, failed.observed) == (o.CRASH, "your code crashed: " + said)
+    if error is None:
+        assert failed.outcome is None
+    elif crashed == "Unavailable":
+        assert isinstance(failed.outcome.error, Unavailable) and failed.outcome.error.dotted == "course_lib.x.y"
+    else:
+        assert type(failed.outcome.error) is error
+    assert crash_of({"code": -32603, "message": "Internal error"}) is None  # the SDK's own failure
+    assert crash_of(MCPError(-32602, "crashed: no", {"crashed": "KeyError"})) is None  # a refusal
+
+
+def test_every_exercise_harness_is_started_by_the_fork_server():
+    from course_lib._runtime.process import is_harness
+    from course_lib.grading import served
+
+    with served.written(another_style, "read_handler", "read") as ex:
+        assert ex.card is None and ex.path.read_text(encoding="utf-8").count("def another_style(") == 1
+        argv = ex.argv(ex.config("settings", {}))
+    assert argv[1:4] == ["-m", "course_lib.grading.harness", "read"] and is_harness(argv)
+
+
+@pytest.mark.parametrize("reply, said", [
+    ({"result": None}, "0 content item(s)"),
+    ({"result": {"contents": None}}, "0 content item(s)"),
+    ({"result": {"contents": [{"uri": URI, "text": "a"}, {"uri": URI, "text": "b"}]}}, "2 content item(s)"),
+])
+def test_a_served_uri_is_told_with_what_it_carried_even_when_malformed(reply, said):
+    with pytest.raises(Failed) as wrong:
+        judge_refusal(URI, reply, "2026-07-28")
+    assert wrong.value.kind == o.MISSING_REFUSAL and said in wrong.value.observed
+
+
+def test_an_error_without_a_body_is_a_wrong_refusal():
+    with pytest.raises(Failed) as wrong:
+        judge_refusal(URI, {"error": None}, "2026-07-28")
+    assert wrong.value.kind == o.WRONG_REFUSAL and "answered None None" in wrong.value.observed
+
+
+@pytest.mark.parametrize("reply, kind, said", [
+    ({"error": {"code": -32602, "message": "Resource not found"}}, o.WRONG_REFUSAL, "refused the listed"),
+    ({"error": None}, o.WRONG_REFUSAL, "refused the listed"),
+    ({"error": {"code": -32603, "message": "crashed: KeyError: 'x'", "data": {"crashed": "KeyError"}}}, o.CRASH,
+     "your code crashed: KeyError: 'x'"),
+    ({"result": None}, o.WRONG_RESULT, "got []"),
+    ({"result": {"contents": None}}, o.WRONG_RESULT, "got []"),
+    ({"result": {"contents": [{"uri": URI, "mimeType": "text/plain", "text": "t"}]}}, o.WRONG_RESULT,
+     f"got [({URI!r}, 'text/plain', 'the text')]"),
+    ({"result": {"contents": [{"uri": URI, "mimeType": MIME, "text": "other"}]}}, o.WRONG_RESULT,
+     f"got [({URI!r}, {MIME!r}, 'another text')]"),
+    ({"result": {"contents": [{"uri": URI, "mimeType": MIME, "blob": "dA=="}]}}, o.WRONG_RESULT,
+     f"got [({URI!r}, {MIME!r}, None)]"),
+])
+def test_a_listed_uri_that_does_not_read_is_told_by_what_came_back(reply, kind, said):
+    with pytest.raises(Failed) as wrong:
+        judge_read(URI, reply, "t", MIME)
+    assert wrong.value.kind == kind and said in wrong.value.observed, wrong.value.observed

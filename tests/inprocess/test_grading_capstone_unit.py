@@ -1,0 +1,102 @@
+"""In-process: the checks of tests/stdio/test_grading_capstone.py's subject that start no process.
+
+The capstone grader: a correct client passes, known-wrong clients fail at their scenario; the
+student's own server under the audit: known-wrong page functions fail its row, one per failure kind;
+the student's functions of earlier chapters come from their own copy of those chapters.
+
+The reference client and server are graded by the notebook's check cell (nbval), not again here. A wrong
+client is kept here for each fact recorded on the wire and each failure kind; the judges' decisions on
+every other wrong answer: ``test_grading_capstone_judges_unit.py``."""
+import pytest
+from course_lib.grading import outcome as o
+from course_lib.grading.capstone import grade_capstone
+from course_lib.grading.earlier import yours
+
+pytestmark = pytest.mark.anyio
+
+
+CHAPTER_8_READER = yours("05_snapshot_bundles", "reference_my_acquire")
+AUDIT = "audit: my_page (chapter 06)"
+
+
+class Starter:
+    """The chapter's untouched starter."""
+
+    def __init__(self, lab, allowed):
+        self.lab, self.allowed = lab, allowed
+
+    async def refresh(self, open_candidate):
+        raise NotImplementedError("write refresh")
+
+    async def read(self, uri):
+        raise NotImplementedError("write read")
+
+    async def bundle(self):
+        raise NotImplementedError("write bundle")
+
+
+class SessionClient:
+    """A correct client in another style: the session for pages (no response cache there), plain
+    functions of the course for the rest, ``read`` synchronous in its check."""
+
+    def __init__(self, lab, allowed):
+        self.lab, self.allowed = lab, tuple(allowed)
+
+    async def refresh(self, open_candidate):
+        from mcp.types import PaginatedRequestParams
+        from course_lib.errors import CatalogError
+
+        async with open_candidate() as fresh:
+            catalog, cursors, cursor, pages = {}, [], None, 0
+            while True:
+                pages += 1
+                if pages > 16:
+                    raise CatalogError("page_budget", "more than 16 pages")
+                params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+                page = await fresh.session.list_tools(params=params)
+                for tool in page.tools:
+                    if tool.name in catalog:
+                        raise CatalogError("duplicate_name", tool.name)
+                    catalog[tool.name] = tool
+                if page.next_cursor is None:
+                    return list(catalog)
+                if page.next_cursor in cursors:
+                    raise CatalogError("cursor_repeated", page.next_cursor)
+                cursor = page.next_cursor
+                cursors.append(cursor)
+
+    def allows(self, uri):
+        return any(uri == allowed for allowed in self.allowed)
+
+    async def read(self, uri):
+        from course_lib.errors import CheckFailed
+
+        CheckFailed.require(self.allows(uri), "uri_allowlist", f"{uri} is not on the list")
+        return (await self.lab.client.read_resource(uri, cache_mode="bypass")).contents[0].text
+
+    async def bundle(self):
+        return await CHAPTER_8_READER(self.lab)  # chapter 05's reference reader: bundles.acquire is unavailable
+
+
+async def test_capstone_unknown_scenario_is_a_clear_error():
+    with pytest.raises(ValueError, match="no scenario named"):
+        await grade_capstone(Starter, only=["nope"])
+
+
+NO_SOURCE = {}
+exec("def my_page(cursor, catalog):\n    return [], None\n", NO_SOURCE)  # no file: its source cannot be read
+NO_SOURCE = NO_SOURCE["my_page"]
+
+
+async def test_capstone_audit_row_fails_when_no_server_is_given():
+    card = await grade_capstone(SessionClient, only=[AUDIT], eras=["2026-07-28"])
+    verdict = card.verdict_of(AUDIT)
+    assert not verdict.passed and verdict.failure_class == o.CRASH
+    assert "no my_page was given to the check" in verdict.observed
+
+
+async def test_the_course_copy_gives_the_starters_and_the_reference_solutions():
+    starter = yours("01_pagination", "my_walk")
+    assert starter.starter and not yours("01_pagination", "reference_my_walk").starter
+    with pytest.raises(NameError, match="defines no my_nothing"):
+        yours("01_pagination", "my_nothing")

@@ -1,0 +1,63 @@
+"""In-process: the checks of tests/stdio/test_grading_envelope_checker.py's subject that start no process.
+
+Chapter 9's envelope-checker grader: damaged replays in a normal and a -O interpreter.
+
+The reference in both eras and interpreters, and one known-wrong checker per failure kind; the verdicts
+on every other wrong replay and checker: ``test_grading_envelope_judges_unit.py``."""
+import json
+
+import pytest
+
+from course_lib.grading.envelope_checker import grade_envelope
+from course_lib.grading.child import module_source
+from course_lib.line_client import WireError, require
+
+pytestmark = pytest.mark.anyio
+
+
+def crashes_on_a_notification(line, request_id):
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        raise WireError("stdout_noise", "not JSON") from None
+    if not isinstance(reply, dict):
+        raise WireError("response_object", "not an object")
+    if reply["jsonrpc"] != "2.0":
+        raise WireError("jsonrpc_version", "not 2.0")
+    if type(reply["id"]) is not int:  # KeyError on a line without an id
+        raise WireError("id_type", "not an int")
+    if reply["id"] != request_id:
+        raise WireError("id_match", "another id")
+    if ("result" in reply) == ("error" in reply):
+        raise WireError("result_xor_error", "not exactly one")
+    return reply
+
+
+def test_the_module_carries_what_the_checker_uses():
+    source = module_source(crashes_on_a_notification)
+    assert "import json as json" in source and "course_lib.line_client" in source
+    assert "def crashes_on_a_notification" in source
+
+
+def uses_the_chapters_require(line, request_id):
+    import json
+    reply = json.loads(line)
+    require(isinstance(reply, dict), "response_object", "not an object")
+    return reply
+
+
+def test_a_helper_the_chapter_imports_is_rebuilt_in_the_child():
+    source = module_source(uses_the_chapters_require)  # require = WireError.require, a bound method
+    assert "require = _m_require.WireError.require" in source
+    namespace = {}
+    exec(compile(source, "student_checker.py", "exec"), namespace)
+    with pytest.raises(WireError) as caught:
+        namespace["uses_the_chapters_require"](b"[1]", 1)
+    assert caught.value.check == "response_object"
+
+
+async def test_a_checker_without_readable_source_is_told_so():
+    card = await grade_envelope(len, only=["undamaged session"])
+    verdict = card.verdicts[0]
+    assert not verdict.passed and verdict.observed.endswith("is not a function defined with def"), card.text()
+    assert "def" in verdict.scenario.hint

@@ -1,0 +1,67 @@
+"""In-process: the checks of tests/stdio/test_grading_paging_server.py's subject that start no process.
+
+The exercise of 06_paginating_server: the reference passes every row, the starter scores 0, and
+known-wrong page functions fail at their named rows, judged on the wire of real stdio servers."""
+import base64
+import hashlib
+import hmac
+import json
+
+import mcp_types as types
+import pytest
+from mcp import MCPError
+from course_lib.grading.child import module_source
+from course_lib.grading.paging_server import tamper
+
+pytestmark = pytest.mark.anyio
+
+
+def signature(key, body):
+    return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+
+
+def signed(catalog, claim):
+    body = base64.urlsafe_b64encode(json.dumps(claim).encode()).decode()
+    return f"{body}.{signature(catalog.key, body)}"
+
+
+def claim_of(cursor, catalog):
+    body, _, mac = cursor.partition(".")
+    try:
+        claim = json.loads(base64.urlsafe_b64decode(body))
+    except ValueError:
+        claim = None
+    if not isinstance(claim, dict) or not hmac.compare_digest(mac.encode(), signature(catalog.key, body).encode()):
+        raise MCPError(types.INVALID_PARAMS, "Invalid cursor")
+    return claim
+
+
+def bound_page(cursor, catalog, fields):
+    """Signed pages whose claim binds only ``fields`` of the catalog (and the offset)."""
+    bound = lambda offset: {**{f: getattr(catalog, f) for f in fields}, "o": offset}  # noqa: E731
+    start = 0
+    if cursor is not None:
+        claim = claim_of(cursor, catalog)
+        if claim != bound(claim.get("o")):
+            raise MCPError(types.INVALID_PARAMS, "Invalid cursor: not for this server, list or generation")
+        start = claim["o"]
+    end = start + catalog.page_size
+    more = end < len(catalog.names)
+    return catalog.names[start:end], (signed(catalog, bound(end)) if more else None)
+
+
+def no_generation(cursor, catalog):
+    """Signed and bound to the server, its process and its list, but blind to the generation."""
+    return bound_page(cursor, catalog, ("name", "process", "kind"))
+
+
+def test_the_server_file_holds_the_function_and_what_it_uses():
+    source = module_source(no_generation)
+    for needed in ("def no_generation(", "def claim_of(", "def signed(", "def signature(", "import hmac"):
+        assert needed in source
+    compile(source, "student_server.py", "exec")
+
+
+@pytest.mark.parametrize("cursor, tampered", [("2", "3"), ("abc.ff9", "abc.ff0"), ("x.fz", "x.fa"), ("--", "--x")])
+def test_tamper_changes_the_last_letter_or_digit(cursor, tampered):
+    assert tamper(cursor) == tampered

@@ -1,0 +1,50 @@
+"""In-process: the checks of tests/stdio/test_grading_tool_result.py's subject that start no process.
+
+The exercise of 03_schema_cache: the reference passes every row in both eras, the starter scores
+0, and one known-wrong result function per failure kind fails at its named row, judged on the
+reply frames of real stdio servers."""
+import json
+
+import mcp_types as types
+import pytest
+from course_lib.grading.outcome import CRASH, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
+from course_lib.grading.served import Failed
+from course_lib.grading.tool_result import judge
+
+pytestmark = pytest.mark.anyio
+
+
+def text(value):
+    return [types.TextContent(type="text", text=json.dumps(value))]
+
+
+def judged(expect, reply, value):
+    """(failure kind or None, observed) of ``judge`` on a recorded reply frame."""
+    try:
+        return None, judge(expect, reply, value)
+    except Failed as failed:
+        return failed.kind, failed.observed
+
+
+def test_the_judge_reads_the_reply_frame():
+    ok = {"result": {"content": [{"type": "text", "text": "{}"}], "structuredContent": {"value": 7}}}
+    refused = {"result": {"content": [{"type": "text", "text": "why"}], "isError": True}}
+    assert judged("structured", ok, {"value": 7}) == (None, "isError=false, structuredContent={\"value\": 7}")
+    assert judged("structured", ok, {"value": 8})[0] == WRONG_RESULT
+    assert judged("is_error", refused, {"value": 7})[0] is None
+    assert judged("is_error", ok, {"value": 7})[0] == MISSING_REFUSAL
+    assert judged("plain", refused, {"value": 7})[0] == WRONG_REFUSAL
+    crashed = {"error": {"code": -32603, "message": "crashed: KeyError: 'x'", "data": {"crashed": "KeyError"}}}
+    assert judged("plain", crashed, None) == (CRASH, "your code crashed: KeyError: 'x'")
+    assert judged("plain", {"error": {"code": -32603, "message": "Internal error"}}, None)[0] == WRONG_REFUSAL
+    # isError true must come with one text and no structuredContent
+    both = {"result": {"content": [{"type": "text", "text": "why"}], "isError": True, "structuredContent": {}}}
+    assert judged("is_error", both, {"value": 7})[0] == WRONG_RESULT
+    for content in ([], [{"type": "text", "text": "  "}], [{"type": "image", "data": "", "mimeType": "image/png"}]):
+        assert judged("is_error", {"result": {"content": content, "isError": True}}, None)[0] == WRONG_RESULT
+    # a tool without an outputSchema: any result that is no error passes, whatever it carries
+    assert judged("plain", ok, {"value": 8})[0] is None
+    # a refusal of a conforming value is told with its text, or without one
+    assert judged("plain", refused, {"value": 7}) == (WRONG_REFUSAL, "refused a value that conforms: isError true (why)")
+    bare = {"result": {"content": [], "isError": True}}
+    assert judged("plain", bare, {"value": 7}) == (WRONG_REFUSAL, "refused a value that conforms: isError true ()")

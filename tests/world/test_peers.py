@@ -1,0 +1,57 @@
+"""Chapter 07's peers: the stored tables hold to fixtures/peers/expected.json, and every pinned
+outside client lists every course server (both eras where it supports them): the catalog and
+the atlas in the chapter's own table, the other servers here.
+
+Node.js and the peers are part of the set-up (``make test`` installs them); when they are missing
+these tests fail with the commands that install them, never skip.
+"""
+import asyncio
+import json
+import pytest
+
+from course_lib.chapters import peers_lab
+from course_lib.paths import FIXTURES
+
+
+def test_a_missing_peer_fails_loudly_with_the_install_commands(monkeypatch, tmp_path):
+    monkeypatch.setattr(peers_lab, "MODULES", tmp_path)  # an empty node_modules
+    with pytest.raises(peers_lab.PeersMissing, match="is not installed, the course pins") as info:
+        peers_lab.check()
+    assert "make lab (or make test) installs Node and the peers" in str(info.value)
+
+
+# Every course server a student meets in the chapters, in a mode that lists; the hostile
+# appendix's server is broken on purpose and left out.
+COURSE_SERVERS = [
+    ("catalog", "normal", None, "tools"),
+    ("schema", None, FIXTURES / "schema" / "active.json", "tools"),
+    ("modern", None, None, "tools"),
+    ("probe", None, None, "tools"),
+    ("atlas", None, None, "resources"),
+    ("shelf", None, None, "resources"),
+    ("snapshot", None, None, "resources"),
+]
+# What chapter 07 already runs: its "Who reads past page 1?" table lists the catalog (normal) and
+# the atlas with every peer in every era, and strict nbval holds each cell to its stored output.
+IN_THE_CHAPTER = {"catalog": "normal", "atlas": "atlas"}
+
+
+def test_every_peer_lists_every_course_server():
+    peers_lab.check()  # fails with the install commands when Node or a peer is missing
+
+    async def all_runs():
+        gate = asyncio.Semaphore(peers_lab.LIMIT)
+        jobs = [(peer, era, server) for peer in peers_lab.PEERS for era in peer.eras
+                for server in COURSE_SERVERS if server[0] not in IN_THE_CHAPTER]
+
+        async def one(peer, era, server):
+            name, mode, fixture, kind = server
+            async with gate:
+                return await peers_lab.run(peer, name, mode, era, kind, fixture=fixture)
+
+        return jobs, await asyncio.gather(*(one(*job) for job in jobs))
+
+    jobs, runs = asyncio.run(all_runs())
+    failed = [f"{peer.label} ({era}) on {server[0]}: {run.error or 'listed nothing'}"
+              for (peer, era, server), run in zip(jobs, runs) if run.error or not run.items]
+    assert not failed, "\n".join(failed)
