@@ -35,9 +35,12 @@ $(STAMP): pyproject.toml .ci/constraints.txt .ci/constraints-sdk129.txt .ci/cons
 	@.venv-sdk129/bin/python -c '$(USABLE)' 2>/dev/null || rm -rf .venv-sdk129
 	@.venv-servers/bin/python -c '$(USABLE)' 2>/dev/null || rm -rf .venv-servers
 	$(BIN)/python -m pip install $(PIP_QUIET) -c .ci/constraints.txt -e '.[test,classroom]'
-	$(BIN)/python -m course_lib.chapters.peers_lab install
-	$(BIN)/python -m course_lib.sdk129 install
-	$(BIN)/python -m course_lib.chapters.servers_env install
+	@# the three installs are independent (npm ci, .venv-sdk129, .venv-servers): side by side, and
+	@# the set-up fails when any of them does
+	@$(BIN)/python -m course_lib.chapters.peers_lab install & a=$$!; \
+	 $(BIN)/python -m course_lib.sdk129 install & b=$$!; \
+	 $(BIN)/python -m course_lib.chapters.servers_env install & c=$$!; \
+	 status=0; for job in $$a $$b $$c; do wait $$job || status=1; done; exit $$status
 	@touch $@
 
 ## lab: set up and open the student copy of the course (student/, no solutions) in JupyterLab;
