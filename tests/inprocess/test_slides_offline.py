@@ -13,9 +13,10 @@ _LOADS = re.compile(r"<(?:script|link|img)\b[^>]*?\b(?:src|href)=[\"']([^\"']+)[
 
 
 @pytest.fixture(scope="module")
-def deck(tmp_path_factory):
-    out = tmp_path_factory.mktemp("decks")
-    return slides.export(NOTEBOOKS / "01_pagination.ipynb", out)
+def deck():
+    """The run's one export of chapter 01's deck (``slides.exported``: the deck tests and
+    ``make slides-check`` read the same file), in its folder with the pinned reveal.js."""
+    return slides.exported(NOTEBOOKS / "01_pagination.ipynb")
 
 
 def test_reveal_js_is_pinned_exactly_and_installed_at_its_pin():
