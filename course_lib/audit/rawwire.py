@@ -9,6 +9,7 @@ goes on whatever came back (a probe of the process, not of an era). Its processe
 from __future__ import annotations
 
 import json
+import signal
 import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -103,6 +104,16 @@ async def raw_session(ctx: Context, era: str) -> AsyncIterator[RawSession]:
                 await conn.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
             yield conn
         finally:
-            with anyio.CancelScope(shield=True):
+            with anyio.CancelScope(shield=True):  # as every probe but the exit probe: a short wait, then SIGTERM
+                await _close_stdin(process)
+                if not await process.wait_exit(ctx.exit_grace):
+                    process.signal_group(signal.SIGTERM)
                 await process.stop()
                 ctx.leftovers.extend(process.swept)
+
+
+async def _close_stdin(process: ServerProcess) -> None:
+    try:
+        await process.stdin.aclose()
+    except SENT:
+        pass
