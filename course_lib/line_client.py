@@ -251,9 +251,14 @@ class LineClient:
         self.exchanges.append(Exchange(message))
         try:
             await self._process.stdin.send((json.dumps(message) + "\n").encode())
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            raise WireError("server_exit", f"the server stopped reading before {message.get('method')} "
-                            f"(exit code {self._process.returncode})") from None
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):  # an exit: its stdout judges it
+            if not await self._reaped():  # (as when the line still fitted in the pipe: a matter of timing)
+                raise WireError("server_exit", f"the server stopped reading before {message.get('method')} "
+                                "(still running)") from None
+
+    async def _reaped(self) -> bool:
+        with anyio.CancelScope(shield=True):  # the exit code within the reply budget, whatever cancels around
+            return await self._process.wait_exit(self.reply_timeout)
 
     async def notify(self, method: str, params: dict | None = None) -> None:
         message = {"jsonrpc": "2.0", "method": method}
@@ -293,9 +298,10 @@ class LineClient:
             except anyio.DelimiterNotFound:
                 problem = "too large"
             group.cancel_scope.cancel()
-        if line is None and problem == "closed":
+        if line is None and problem == "closed":  # its exit code, once known, says how it ended
+            await self._reaped()
             raise WireError("reply_timeout", f"the server closed stdout before replying to request "
-                            f"{request_id} ({method})", request_id=request_id)
+                            f"{request_id} ({method})", request_id=request_id, returncode=self._process.returncode)
         if line is None:
             raise WireError("frame_size", f"a line from the server passed {self.max_line} bytes while "
                             f"waiting for the reply to request {request_id} ({method})",

@@ -73,60 +73,84 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
                   request_timeout or min(budget, 10.0), exit_budget=exit_budget)
     report = Report(argv, era)
     want_legacy, want_modern = era in (LEGACY, AUTO, "all"), era in (MODERN_VERSION, AUTO, "all")
-    found = await _together(report, [(launch.run, (ctx,)), *([(eras.legacy, (ctx,))] if want_legacy else []),
-                                     *([(eras.modern, (ctx,))] if want_modern else []), (dying.run, (ctx,))])
-    launch.not_checked(ctx, report)  # a late first reply: the eras' timeouts say what was not checked
-    legacy_ok = found[1] if want_legacy else None
-    modern_ok = found[-2] if want_modern else False
-    report.eras = {LEGACY: _support(legacy_ok), MODERN_VERSION: _support(modern_ok if era != LEGACY else None)}
-    if era in (LEGACY, MODERN_VERSION):
-        run = [era] if (legacy_ok if era == LEGACY else modern_ok) else []
-        if not run:
-            eras.asked_for(report, era)
-    else:
-        landed = eras.auto(ctx, report, legacy_ok, modern_ok)
-        report.eras[AUTO] = "none" if landed is None else landed
-        run = [landed] if era == AUTO and landed else [e for e, ok in ((LEGACY, legacy_ok), (MODERN_VERSION, modern_ok))
-                                                       if ok]
-    # The list probes first (the others start from what they listed), then the rest; each era's lines
-    # stay together and in this order however the probes interleave.
-    phases = [[(lists.run, (ctx, e)) for e in run],
-              [(_probes, (ctx, e)) for e in run] + [(frames.run, (ctx, e)) for e in run]]
-    buffers = {e: Report(argv, era) for e in run}
-    for phase in phases:
-        await _together(None, phase, buffers)
-    for e in run:
-        report.lines.extend(buffers[e].lines)
-    _summary(ctx, report, found[-1])
+    # Each probe starts as soon as what it needs is known: the era probes first (every later probe
+    # starts from them), the launch and dying probes beside them; then per era the frame probe, and
+    # the list probe followed by the probes that start from what it listed. The lines keep card order.
+    jobs = _Jobs(argv, era)
+    launched, died = anyio.Event(), [("INFO", "not probed")]
+    decided = Report(argv, era)  # era.auto and the era lines an era asked for by name changes
+
+    async def launch_first() -> None:
+        await jobs.run(0, launch.run, ctx)
+        launched.set()
+
+    async def dying_probe() -> None:
+        died[0] = await jobs.run(3, dying.run, ctx)
+
+    async def eras_then_the_rest(group) -> None:
+        found = {}
+        async with anyio.create_task_group() as eras_group:
+            for slot, wanted, probe in ((1, want_legacy, eras.legacy), (2, want_modern, eras.modern)):
+                if wanted:
+                    eras_group.start_soon(_keep, found, slot, jobs.run(slot, probe, ctx))
+        legacy_ok, modern_ok = found.get(1), found.get(2, False)
+        if not (legacy_ok or modern_ok):  # no era answered: the launch probe says whether the reply was late
+            await launched.wait()
+        report.eras = {LEGACY: _support(legacy_ok), MODERN_VERSION: _support(modern_ok if era != LEGACY else None)}
+        if era in (LEGACY, MODERN_VERSION):
+            run = [era] if (legacy_ok if era == LEGACY else modern_ok) else []
+            if not run:  # after a late first reply's rewrite of the era line, as on the card
+                await launched.wait()
+                launch.not_checked(ctx, jobs.outputs[1 if era == LEGACY else 2])
+                eras.asked_for(jobs.outputs[1 if era == LEGACY else 2], era)
+        else:
+            landed = eras.auto(ctx, decided, legacy_ok, modern_ok)
+            report.eras[AUTO] = "none" if landed is None else landed
+            run = [landed] if era == AUTO and landed else [e for e, ok in ((LEGACY, legacy_ok),
+                                                                           (MODERN_VERSION, modern_ok)) if ok]
+        for i, e in enumerate(run):
+            group.start_soon(jobs.run, 10 + 3 * i + 2, frames.run, ctx, e)
+            group.start_soon(_listed_then_probed, jobs, 10 + 3 * i, ctx, e)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(eras_then_the_rest, group)
+        group.start_soon(launch_first)
+        group.start_soon(dying_probe)
+    for slot in sorted(jobs.outputs):
+        report.lines.extend(jobs.outputs[slot].lines)
+        if slot == 3:  # after the launch and era lines (a late first reply rewrites the latter)
+            launch.not_checked(ctx, report)
+            report.lines.extend(decided.lines)
+    _summary(ctx, report, died[0])
     report.processes, report.leftovers = ctx.processes, list(ctx.leftovers)
     report.elapsed = time.monotonic() - started
     return report
 
 
-async def _probes(ctx: Context, era: str, report: Report) -> None:
-    """The cursor, URI and tool probes of ``era`` on one server process (none needs a fresh one; a
-    probe that ends its process leaves the next a fresh one)."""
-    await in_sessions(ctx, era, report, [probe.work(ctx, era) for probe in (cursors, resources, tools)])
+async def _keep(found: dict, slot: int, result) -> None:
+    found[slot] = await result
 
 
-async def _together(report: Report | None, jobs: list, buffers: dict | None = None) -> list:
-    """Run ``jobs`` (``(function, args)``) side by side, at most ``PARALLEL`` processes at a time;
-    their lines go to ``report`` (or to the era's buffer) in the order of ``jobs``; returns their results."""
-    outputs = [Report([], "all") for _ in jobs]
-    results: list = [None] * len(jobs)
-    limiter = anyio.CapacityLimiter(PARALLEL)
+async def _listed_then_probed(jobs: "_Jobs", slot: int, ctx: Context, era: str) -> None:
+    """The list probe of ``era``, then the cursor, URI and tool probes on one server process (none
+    needs a fresh one; a probe that ends its process leaves the next a fresh one)."""
+    await jobs.run(slot, lists.run, ctx, era)
+    await jobs.run(slot + 1, lambda ctx, era, report: in_sessions(
+        ctx, era, report, [probe.work(ctx, era) for probe in (cursors, resources, tools)]), ctx, era)
 
-    async def one(i: int, function, args) -> None:
-        async with limiter:
-            results[i] = await function(*args, outputs[i])
 
-    async with anyio.create_task_group() as group:
-        for i, (function, args) in enumerate(jobs):
-            group.start_soon(one, i, function, args)
-    for (function, args), out in zip(jobs, outputs):
-        target = report if report is not None else buffers[args[1]]
-        target.lines.extend(out.lines)
-    return results
+class _Jobs:
+    """Probes run side by side, at most ``PARALLEL`` server processes at a time (in the order they
+    ask); each writes its lines to its own slot, and the card takes the slots in order."""
+
+    def __init__(self, argv: list[str], era: str):
+        self.argv, self.era, self.outputs = argv, era, {}
+        self.limiter = anyio.CapacityLimiter(PARALLEL)
+
+    async def run(self, slot: int, function, *args):
+        out = self.outputs[slot] = Report(self.argv, self.era)
+        async with self.limiter:
+            return await function(*args, out)
 
 
 def _support(ok: bool | None) -> str:

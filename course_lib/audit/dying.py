@@ -21,7 +21,7 @@ from course_lib.audit.rawwire import SENT, Gone, raw_session
 from course_lib.audit.session import Context
 
 DIED = "MUST (course: a server and what it started go when its client dies)"
-POLL = 0.2  # seconds between two looks at what is still running
+POLL = 0.05  # seconds between two looks at what is still running
 
 
 async def _die(process) -> None:

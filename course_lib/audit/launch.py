@@ -93,10 +93,16 @@ async def run(ctx: Context, report) -> None:
                 if target.course_server:  # an exit before it is ready: no answer, judged below
                     await wait_ready(process, ctx.budget, on_exit=_NotServing, on_timeout=_NotServing)
                 early = await lines.read(QUIET if target.course_server else COLD_QUIET)
-                if lines.closed and await process.wait_exit(QUIET) or process.returncode is not None:
+                # stdout ended, or stdin no longer read, before any input: the exit (once reaped, within
+                # the exit budget) is judged as one before any input, however late it is reaped
+                if lines.closed and await process.wait_exit(ctx.exit_budget) or process.returncode is not None:
                     gone_at = "any input"
                     raise _NotServing
-                await process.stdin.send((json.dumps(INIT) + "\n").encode())
+                try:
+                    await process.stdin.send((json.dumps(INIT) + "\n").encode())
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    gone_at = "any input"
+                    raise _NotServing from None
                 sent = time.monotonic()
                 # Past the request budget this probe keeps listening (up to its own budget, leaving
                 # time to close stdin): a late reply is its own verdict, not a missing one.
@@ -112,6 +118,8 @@ async def run(ctx: Context, report) -> None:
                     await process.stdin.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
                     for line in await lines.read(0.2):
                         seen[classify(line)].append(line)
+                if lines.closed:  # stdout ended before stdin EOF: so did the server, once its exit is reaped
+                    await process.wait_exit(ctx.exit_budget)
                 gone_at = "stdin EOF" if process.returncode is not None else None
                 await process.stdin.aclose()
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError, _NotServing):

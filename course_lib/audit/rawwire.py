@@ -9,6 +9,7 @@ goes on whatever came back (a probe of the process, not of an era). Its processe
 from __future__ import annotations
 
 import json
+import signal
 import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ class RawSession:
     era: str
     lines: _Lines
     seen: list = field(default_factory=list)  # every message read, in order
+    budget: float = 5.0  # seconds to wait for the exit code once the server stopped reading or closed stdout
 
     def request_line(self, request_id, method: str, params: dict | None = None) -> bytes:
         """A well-formed request of this era (the 2026-07-28 envelope in its ``_meta``)."""
@@ -49,8 +51,10 @@ class RawSession:
     async def send(self, line: bytes) -> None:
         try:
             await self.process.stdin.send(line + b"\n")
-        except SENT:
-            raise Gone(f"the server stopped reading (exit code {self.process.returncode})") from None
+        except SENT:  # an exit still to be reaped must not read as a server that runs on
+            exited = await self.process.wait_exit(self.budget)
+            raise Gone(f"the server stopped reading (exit code {self.process.returncode})" if exited else
+                       "the server stopped reading (still running)") from None
 
     async def read_until(self, done, timeout: float) -> list:
         """Messages read until ``done(message)`` is true for one of them, or ``timeout`` s pass."""
@@ -64,6 +68,8 @@ class RawSession:
                         self.seen.extend(got)
                         return got
         self.seen.extend(got)
+        if self.lines.closed:  # stdout ended: the exit code, once known, says how (not the moment it is read)
+            await self.process.wait_exit(self.budget)
         return got
 
 
@@ -90,7 +96,7 @@ async def raw_session(ctx: Context, era: str) -> AsyncIterator[RawSession]:
                 await wait_ready(process, ctx.request_timeout,
                                  on_exit=lambda p: Gone(f"the server exited with code {p.returncode} before it served"),
                                  on_timeout=lambda t: Gone(f"the server did not serve within {t:g} s"))
-            conn = RawSession(process, era, _Lines(process.stdout))
+            conn = RawSession(process, era, _Lines(process.stdout), budget=ctx.request_timeout)
             if era in (LEGACY, None):
                 await conn.send(json.dumps(INIT).encode())
                 if not await conn.read_until(answers(1), ctx.request_timeout) and era is not None:
@@ -98,6 +104,16 @@ async def raw_session(ctx: Context, era: str) -> AsyncIterator[RawSession]:
                 await conn.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
             yield conn
         finally:
-            with anyio.CancelScope(shield=True):
+            with anyio.CancelScope(shield=True):  # as every probe but the exit probe: a short wait, then SIGTERM
+                await _close_stdin(process)
+                if not await process.wait_exit(ctx.exit_grace):
+                    process.signal_group(signal.SIGTERM)
                 await process.stop()
                 ctx.leftovers.extend(process.swept)
+
+
+async def _close_stdin(process: ServerProcess) -> None:
+    try:
+        await process.stdin.aclose()
+    except SENT:
+        pass

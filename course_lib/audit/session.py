@@ -97,7 +97,7 @@ async def probe(ctx: Context, era: str, *, exit_grace: float | None = None,
                 if exc.check in ENVELOPE_CHECKS:
                     ctx.envelope_faults.append((era, exc.check, exc.message))
                 if exc.check == "reply_timeout" and "closed stdout" in exc.message:  # not a timeout: it ended
-                    code = wire.exit.returncode if wire.exit is not None else None
+                    code = exc.details.get("returncode")
                     raise ProbeFailed("closed_pipe", exc.message.replace("the server closed stdout", (
                         f"the server exited with code {code}, its stdout closed," if code is not None else
                         "the server closed stdout"))) from None

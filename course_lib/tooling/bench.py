@@ -9,7 +9,9 @@
    server's ``large`` mode (10,000 tools on 1,000 pages), interleaved in one lab;
 4. audit: ``course_lib.audit`` on three course servers (the same ``large`` mode among them) against a
    bare walk of every list each serves (each from its server's start), side by side with their
-   ratio, and a whole audit of the pinned ``server-everything``;
+   ratio, and a whole audit of the pinned ``server-everything``; with ``--against REF`` each tree's
+   own audit part, one after the other in the same run, and the two tables side by side
+   (``make bench BENCH_ARGS="--only audit --against main"``, :mod:`course_lib.tooling.bench_trees`);
 5. suite: wall time of ``pytest -n 2`` over tests/ and notebooks/ without the portable selection,
    as ``make test`` runs it (skip with ``--no-suite``);
    with ``--against REF`` (a git revision, e.g. ``main``) the same pytest part of ``make test``
@@ -44,14 +46,11 @@ from course_lib._runtime.process import course_server_argv
 from course_lib.walker import walk
 from course_lib.labs import connect
 from course_lib.paths import ROOT
+from course_lib.tooling import bench_trees
+from course_lib.tooling.bench_trees import load, not_portable, timed_run
 
 
 PARTS = ("launch", "walk", "audit", "suite", "classroom")
-
-
-def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cpus"
 
 
 def fmt(seconds: float) -> str:
@@ -172,7 +171,7 @@ async def bare_lists(session) -> int:
     return pages
 
 
-async def bench_audit(rounds: int) -> None:
+async def bench_audit(rounds: int, everything: bool = True) -> None:
     """The audit's time on each server of ``AUDITED`` against a bare walk of the same server (each from
     the start of its server process to its last answer), side by side, then a whole audit of
     ``server-everything``."""
@@ -197,25 +196,19 @@ async def bench_audit(rounds: int) -> None:
                 assert await bare_lists(lab.session) > 0
             return time.perf_counter() - start
 
+        await timed_bare()  # warm the path once (the fork server, the server's imports)
         audits, bares, ratios = await in_pairs(rounds, timed_audit, timed_bare)
         print(f"   {name + ' --mode ' + mode + ' (' + era + ')':26} {fmt(statistics.median(audits)):>9} "
               f"{fmt(statistics.median(bares)):>10} {statistics.median(ratios):>10.2f}")
     print(f"   ({load()})")
+    if not everything:
+        return
     start = time.perf_counter()
     report = await audit(everything_argv())
     took = time.perf_counter() - start
     counts = ", ".join(f"{n} {v}" for v, n in report.counts().items())
     print(f"== audit: server-everything (both eras asked): {fmt(took)}, {report.processes} processes, "
           f"{len(report.leftovers)} left over, {counts}   ({load()})")
-
-
-def not_portable(tree: Path) -> list[str]:
-    """``make test``'s pytest part leaves the portable selection (``make portable``) out: the
-    ``--ignore`` of each file of the tree's ``PORTABLE_TESTS``."""
-    for line in (tree / "Makefile").read_text().splitlines():
-        if line.startswith("PORTABLE_TESTS"):
-            return [f"--ignore={name}" for name in line.split("=", 1)[1].split()]
-    return []
 
 
 def bench_suite(cold: bool) -> None:
@@ -234,46 +227,6 @@ def bench_suite(cold: bool) -> None:
     print(f"   cpu  {cpu:6.1f} s (user+sys of pytest, its workers, kernels and servers)")
 
 
-def bench_suite_against(ref: str, pairs: int) -> None:
-    """The pytest part of ``make test`` on this tree and on ``ref``'s, in alternating order."""
-    print(f"== suite side by side: pytest -n 2 on this tree and on {ref}, {pairs} pair(s)   ({load()})")
-    with tempfile.TemporaryDirectory(prefix="course-bench-") as tmp:
-        base = Path(tmp) / "base"
-        base.mkdir()
-        archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True)
-        subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
-        for built in (".venv-sdk129", ".venv-servers", "fixtures/peers/node_modules"):  # set-up output, not in git
-            if (ROOT / built).exists():
-                (base / built).symlink_to((ROOT / built).resolve())
-        trees = {"this tree": ROOT, ref: base}
-        walls: dict[str, list[float]] = {name: [] for name in trees}
-        for i in range(pairs):
-            for name in (list(trees) if i % 2 == 0 else list(trees)[::-1]):
-                env = dict(os.environ, PYTHONPATH=str(trees[name]), PYTHONDONTWRITEBYTECODE="1")
-                env.pop(forkserver.SWITCH, None)
-                done, wall, cpu = timed_run([sys.executable, "-m", "pytest", "-n", "2", "-q",
-                                             "-p", "no:cacheprovider", *not_portable(trees[name])], env,
-                                            cwd=trees[name])
-                walls[name].append(wall)
-                summary = [line for line in done.stdout.splitlines() if line.strip()][-1:] or ["(no output)"]
-                print(f"   {name:>12}: wall {wall:6.1f} s   cpu {cpu:6.1f} s   exit {done.returncode}   "
-                      f"{summary[0].strip('= ')}   ({load()})")
-        shutil.rmtree(base / ".pytest_cache", ignore_errors=True)
-    now, before = statistics.median(walls["this tree"]), statistics.median(walls[ref])
-    print(f"   ratio this tree / {ref}: {now / before:.3f} (median wall times)")
-
-
-def timed_run(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[subprocess.CompletedProcess, float, float]:
-    """Run ``argv``; return it with its wall time and the CPU time of its whole process tree."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return done, wall, cpu
-
-
 async def main(args: argparse.Namespace) -> None:
     print(f"course_lib.tooling.bench   python {sys.version.split()[0]}   ({load()})")
     parts = PARTS if args.only is None else (args.only,)
@@ -281,15 +234,17 @@ async def main(args: argparse.Namespace) -> None:
         await bench_launch(args.runs)
     if "walk" in parts:
         await bench_walk(args.rounds)
-    if "audit" in parts:
-        await bench_audit(max(2, args.rounds // 2))
+    if "audit" in parts and args.against and not args.in_tree:
+        await anyio.to_thread.run_sync(bench_trees.audit_against, args.against, max(2, args.rounds // 2))
+    elif "audit" in parts:
+        await bench_audit(max(2, args.rounds // 2), everything=not args.in_tree)
     forkserver.shutdown()
     if "suite" in parts and args.suite:
         bench_suite(cold=False)
     if "suite" in parts and args.cold_suite:
         bench_suite(cold=True)
     if "suite" in parts and args.against:
-        bench_suite_against(args.against, args.pairs)
+        bench_trees.suite_against(args.against, args.pairs)
     if "classroom" in parts:
         from course_lib.tooling import classroom_bench
 
@@ -307,6 +262,7 @@ if __name__ == "__main__":
     parser.add_argument("--cold-suite", action="store_true",
                         help="also time the suite with every server started cold (proves the outputs match)")
     parser.add_argument("--against", metavar="REF",
-                        help="also time the pytest part on git revision REF's tree, side by side")
+                        help="also time the pytest part (and the audit part) on git revision REF's tree, side by side")
+    parser.add_argument("--in-tree", action="store_true", help=argparse.SUPPRESS)  # one tree's audit table only
     parser.add_argument("--pairs", type=int, default=1, help="side-by-side pairs with --against (default 1)")
     anyio.run(main, parser.parse_args())

@@ -1,0 +1,123 @@
+"""Two trees side by side in one bench run: this one and a git revision's (``--against REF``).
+
+The revision is unpacked from ``git archive`` into a temporary directory (the set-up output that
+is not in git, such as the pinned servers' environments, linked in) and run with this tree's
+interpreter, its ``PYTHONPATH`` pointing at it; runs alternate between the trees, so neighbours
+in time share the machine's load. ``suite_against``: the pytest part of ``make test``;
+``audit_against``: the audit part of the bench (audit against a bare walk, per server), each
+tree's own, so "faster than before" is two tables of the same run.
+"""
+from __future__ import annotations
+
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from course_lib._runtime import fastlaunch as forkserver
+from course_lib.paths import ROOT
+
+BUILT = (".venv-sdk129", ".venv-servers", "fixtures/peers/node_modules")  # set-up output, not in git
+AUDIT_ROW = re.compile(r"^\s+(\S.*\(\S+\))\s+([\d.]+) ms\s+([\d.]+) ms\s+([\d.]+)\s*$")
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cpus"
+
+
+def not_portable(tree: Path) -> list[str]:
+    """``make test``'s pytest part leaves the portable selection (``make portable``) out: the
+    ``--ignore`` of each file of the tree's ``PORTABLE_TESTS``."""
+    for line in (tree / "Makefile").read_text().splitlines():
+        if line.startswith("PORTABLE_TESTS"):
+            return [f"--ignore={name}" for name in line.split("=", 1)[1].split()]
+    return []
+
+
+def timed_run(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[subprocess.CompletedProcess, float, float]:
+    """Run ``argv``; return it with its wall time and the CPU time of its whole process tree."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return done, wall, cpu
+
+
+@contextmanager
+def trees(ref: str) -> Iterator[dict[str, Path]]:
+    """``{"this tree": ROOT, ref: its unpacked tree}``, the latter removed at the end."""
+    with tempfile.TemporaryDirectory(prefix="course-bench-") as tmp:
+        base = Path(tmp) / "base"
+        base.mkdir()
+        archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
+        for built in BUILT:
+            if (ROOT / built).exists():
+                (base / built).symlink_to((ROOT / built).resolve())
+        yield {"this tree": ROOT, ref: base}
+        shutil.rmtree(base / ".pytest_cache", ignore_errors=True)
+
+
+def _env(tree: Path) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1")
+    env.pop(forkserver.SWITCH, None)
+    return env
+
+
+def _alternating(names: list[str], i: int) -> list[str]:
+    return names if i % 2 == 0 else names[::-1]
+
+
+def suite_against(ref: str, pairs: int) -> None:
+    """The pytest part of ``make test`` on this tree and on ``ref``'s, in alternating order."""
+    print(f"== suite side by side: pytest -n 2 on this tree and on {ref}, {pairs} pair(s)   ({load()})")
+    with trees(ref) as both:
+        walls: dict[str, list[float]] = {name: [] for name in both}
+        for i in range(pairs):
+            for name in _alternating(list(both), i):
+                done, wall, cpu = timed_run([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider",
+                                             *not_portable(both[name])], _env(both[name]), cwd=both[name])
+                walls[name].append(wall)
+                summary = [line for line in done.stdout.splitlines() if line.strip()][-1:] or ["(no output)"]
+                print(f"   {name:>12}: wall {wall:6.1f} s   cpu {cpu:6.1f} s   exit {done.returncode}   "
+                      f"{summary[0].strip('= ')}   ({load()})")
+    now, before = statistics.median(walls["this tree"]), statistics.median(walls[ref])
+    print(f"   ratio this tree / {ref}: {now / before:.3f} (median wall times)")
+
+
+def audit_against(ref: str, rounds: int) -> None:
+    """The audit part (audit against a bare walk) of each tree's own bench, in alternating order, then
+    the median audit time and audit/walk ratio of each server in each tree, side by side."""
+    print(f"== audit against a bare walk, on this tree and on {ref}, {rounds} pairs each   ({load()})")
+    rows: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    with trees(ref) as both:
+        for i in range(2):
+            for name in _alternating(list(both), i):
+                own = "--in-tree" in (both[name] / "course_lib/tooling/bench.py").read_text()
+                done, wall, _ = timed_run([sys.executable, "-m", "course_lib.tooling.bench", "--only", "audit",
+                                           "--rounds", str(2 * rounds), *(["--in-tree"] if own else [])],
+                                          _env(both[name]), cwd=both[name])
+                print(f"   {name:>12}: exit {done.returncode}, {wall:.1f} s   ({load()})")
+                for match in filter(None, map(AUDIT_ROW.match, done.stdout.splitlines())):
+                    rows.setdefault(match[1], {}).setdefault(name, []).append((float(match[2]), float(match[4])))
+    print(f"   {'server':32} {'this tree':>22} {ref:>22}")
+    print(f"   {'':32} {'audit':>10} {'audit/walk':>11} {'audit':>10} {'audit/walk':>11}")
+    for server, by_tree in rows.items():
+        cells = []
+        for name in ("this tree", ref):
+            runs = by_tree.get(name, [])
+            cells.append(f"{statistics.median(a for a, _ in runs):8.0f} ms {statistics.median(r for _, r in runs):11.2f}"
+                         if runs else f"{'-':>22}")
+        print(f"   {server:32} {cells[0]} {cells[1]}")
+    print(f"   ({load()})")
