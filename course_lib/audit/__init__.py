@@ -37,7 +37,8 @@ from course_lib.protocol import AUTO, LEGACY, MODERN_VERSION
 
 ERA_CHOICES = (LEGACY, MODERN_VERSION, AUTO, "all")
 BUDGET = 30.0  # seconds per probe
-PARALLEL = 3  # probes (server processes) at a time: a 2-core machine, servers that start in a second
+PARALLEL = 4  # probes (server processes) at a time: a 2-core machine, servers that start in a second;
+# the launch probe, the era probes and the frame probe mostly wait (for input, an exit, a late reply)
 ENVELOPE = "MUST (JSON-RPC 2.0: response objects)"
 # Every check the audit has, in card order; those that can FAIL (each a MUST); those that report one
 # fact by design (always INFO, or a line that exists only when its probe failed).
@@ -76,7 +77,9 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
     # Each probe starts as soon as what it needs is known: the era probes first (every later probe
     # starts from them), the launch and dying probes beside them; then per era the frame probe, and
     # the list probe followed by the probes that start from what it listed. The lines keep card order.
-    jobs = _Jobs(argv, era)
+    # An era asked for by name: its frame probe starts at once, beside the era probe, and its lines
+    # are dropped if the era probe finds the era not spoken (the card then has nothing after the eras).
+    jobs, named, ran = _Jobs(argv, era), era if era in (LEGACY, MODERN_VERSION) else None, []
     launched, died = anyio.Event(), [("INFO", "not probed")]
     decided = Report(argv, era)  # era.auto and the era lines an era asked for by name changes
 
@@ -108,14 +111,20 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
             report.eras[AUTO] = "none" if landed is None else landed
             run = [landed] if era == AUTO and landed else [e for e, ok in ((LEGACY, legacy_ok),
                                                                            (MODERN_VERSION, modern_ok)) if ok]
+        ran.extend(run)
         for i, e in enumerate(run):
-            group.start_soon(jobs.run, 10 + 3 * i + 2, frames.run, ctx, e)
+            if e != named:
+                group.start_soon(jobs.run, 10 + 3 * i + 2, frames.run, ctx, e)
             group.start_soon(_listed_then_probed, jobs, 10 + 3 * i, ctx, e)
 
     async with anyio.create_task_group() as group:
         group.start_soon(eras_then_the_rest, group)
+        if named:
+            group.start_soon(jobs.run, 12, frames.run, ctx, named)
         group.start_soon(launch_first)
         group.start_soon(dying_probe)
+    if named and not ran:
+        jobs.outputs.pop(12)
     for slot in sorted(jobs.outputs):
         report.lines.extend(jobs.outputs[slot].lines)
         if slot == 3:  # after the launch and era lines (a late first reply rewrites the latter)
