@@ -37,7 +37,8 @@ from course_lib.protocol import AUTO, LEGACY, MODERN_VERSION
 
 ERA_CHOICES = (LEGACY, MODERN_VERSION, AUTO, "all")
 BUDGET = 30.0  # seconds per probe
-PARALLEL = 3  # probes (server processes) at a time: a 2-core machine, servers that start in a second
+PARALLEL = 4  # probes (server processes) at a time: a 2-core machine, servers that start in a second;
+# the launch probe, the era probes and the frame probe mostly wait (for input, an exit, a late reply)
 ENVELOPE = "MUST (JSON-RPC 2.0: response objects)"
 # Every check the audit has, in card order; those that can FAIL (each a MUST); those that report one
 # fact by design (always INFO, or a line that exists only when its probe failed).
@@ -76,7 +77,11 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
     # Each probe starts as soon as what it needs is known: the era probes first (every later probe
     # starts from them), the launch and dying probes beside them; then per era the frame probe, and
     # the list probe followed by the probes that start from what it listed. The lines keep card order.
-    jobs = _Jobs(argv, era)
+    # The era whose frames are probed whenever it is spoken (an era asked for by name; the legacy era
+    # of ``all``): its frame probe starts at once, beside the era probes, and its lines are dropped if
+    # the era probe finds the era not spoken.
+    named = era if era in (LEGACY, MODERN_VERSION) else LEGACY if era == "all" else None
+    jobs, ran, unspoken = _Jobs(argv, era), [], anyio.CancelScope()  # the latter ends a frame probe started for nothing
     launched, died = anyio.Event(), [("INFO", "not probed")]
     decided = Report(argv, era)  # era.auto and the era lines an era asked for by name changes
 
@@ -93,6 +98,10 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
             for slot, wanted, probe in ((1, want_legacy, eras.legacy), (2, want_modern, eras.modern)):
                 if wanted:
                     eras_group.start_soon(_keep, found, slot, jobs.run(slot, probe, ctx))
+            if named:  # the others after the era probes, which gate the rest (the dying probe last)
+                group.start_soon(_cancellable, unspoken, jobs.run(_slot(named, 2), frames.run, ctx, named))
+            group.start_soon(launch_first)
+            group.start_soon(dying_probe)
         legacy_ok, modern_ok = found.get(1), found.get(2, False)
         if not (legacy_ok or modern_ok):  # no era answered: the launch probe says whether the reply was late
             await launched.wait()
@@ -108,14 +117,18 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
             report.eras[AUTO] = "none" if landed is None else landed
             run = [landed] if era == AUTO and landed else [e for e, ok in ((LEGACY, legacy_ok),
                                                                            (MODERN_VERSION, modern_ok)) if ok]
-        for i, e in enumerate(run):
-            group.start_soon(jobs.run, 10 + 3 * i + 2, frames.run, ctx, e)
-            group.start_soon(_listed_then_probed, jobs, 10 + 3 * i, ctx, e)
+        ran.extend(run)
+        if named not in run:
+            unspoken.cancel()
+        for e in run:
+            if e != named:
+                group.start_soon(jobs.run, _slot(e, 2), frames.run, ctx, e)
+            group.start_soon(_listed_then_probed, jobs, _slot(e, 0), ctx, e)
 
     async with anyio.create_task_group() as group:
         group.start_soon(eras_then_the_rest, group)
-        group.start_soon(launch_first)
-        group.start_soon(dying_probe)
+    if named and named not in ran:
+        jobs.outputs.pop(_slot(named, 2))
     for slot in sorted(jobs.outputs):
         report.lines.extend(jobs.outputs[slot].lines)
         if slot == 3:  # after the launch and era lines (a late first reply rewrites the latter)
@@ -125,6 +138,17 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
     report.processes, report.leftovers = ctx.processes, list(ctx.leftovers)
     report.elapsed = time.monotonic() - started
     return report
+
+
+def _slot(era: str, k: int) -> int:
+    """Where the lines of an era's probes go on the card: its lists (0), the probes that start from
+    them (1), its frames (2); the legacy era's before the 2026-07-28 era's, both after the eras."""
+    return 10 + 3 * (era == MODERN_VERSION) + k
+
+
+async def _cancellable(scope: anyio.CancelScope, job) -> None:
+    with scope:
+        await job
 
 
 async def _keep(found: dict, slot: int, result) -> None:
