@@ -14,6 +14,9 @@ answered with that era's result fields (``server/discover`` is ``-32601``).
 ``any-uri``        with no template, any URI is served: ``No data`` (nothing is ever not found)
 ``silent-params``  a request whose ``params`` is not an object gets no reply at all
 ``linger``         on stdin EOF, a client whose stdout is gone (it died) is waited for, for ever
+``no-version``     the ``initialize`` result's ``serverInfo`` has a name but no ``version``
+``bad-schema``     tool ``eel``'s ``inputSchema`` says ``"minLength": -1`` (not a JSON Schema)
+``bad-name``       tool ``eel`` is listed as ``eel call`` (a space: outside the names' rule)
 =================  ====================================================================
 """
 from __future__ import annotations
@@ -34,7 +37,10 @@ from course_lib.servers.hostile import MODERN_FIELDS
 
 MODES = {"clean": {}, "unsigned-cursor": {"cursor": "unsigned"}, "success-error": {"unknown_tool": "success"},
          "any-uri": {"missing_uri": "served"}, "silent-params": {"bad_params": "silent"},
-         "linger": {"dead_client": "linger"}}
+         "linger": {"dead_client": "linger"}, "no-version": {"server_info": {"name": "course-flawed"}},
+         "bad-schema": {"eel": {"inputSchema": {"type": "object", "properties": {"text": {
+             "type": "string", "minLength": -1}}, "required": ["text"]}}},
+         "bad-name": {"eel": {"name": "eel call"}}}
 TOOLS = [{"name": name, "description": f"Echoes its text ({name})",
           "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}
          for name in ("ant", "bee", "cat", "dog", "eel")]
@@ -63,11 +69,16 @@ def offset_of(cursor, lapse: dict) -> int:
     return int(json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))["o"])
 
 
+def tools_of(lapse: dict) -> list[dict]:
+    """The catalog as this mode lists it (``eel`` as its lapse changes it)."""
+    return TOOLS[:-1] + [{**TOOLS[-1], **lapse.get("eel", {})}]
+
+
 def result_of(method, params: dict, lapse: dict) -> dict:
     """The result of one request; ``ValueError`` (its code, its message) for an error."""
     if method == "initialize":
         return {"protocolVersion": LEGACY_VERSION, "capabilities": {"tools": {}, "resources": {}},
-                "serverInfo": {"name": "course-flawed", "version": "1.0"}}
+                "serverInfo": lapse.get("server_info", {"name": "course-flawed", "version": "1.0"})}
     if method == "ping":
         return {}
     if method == "tools/list":
@@ -75,11 +86,11 @@ def result_of(method, params: dict, lapse: dict) -> dict:
             start = 0 if "cursor" not in params else offset_of(params["cursor"], lapse)
         except (ValueError, KeyError, TypeError):
             raise ValueError(INVALID_PARAMS, "Invalid cursor") from None
-        page = {"tools": TOOLS[start:start + PAGE]}
+        page = {"tools": tools_of(lapse)[start:start + PAGE]}
         return {**page, "nextCursor": cursor_of(start + PAGE, lapse)} if start + PAGE < len(TOOLS) else page
     if method == "tools/call":
         name = params.get("name")
-        if name not in {tool["name"] for tool in TOOLS}:
+        if name not in {tool["name"] for tool in tools_of(lapse)}:
             if lapse.get("unknown_tool") == "success":
                 return {"content": [{"type": "text", "text": f"Error: Unknown tool: {name}"}], "isError": False}
             raise ValueError(INVALID_PARAMS, f"Unknown tool: {name}")
