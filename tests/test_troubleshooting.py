@@ -328,6 +328,11 @@ AUDIT_ENTRIES = {
     "`frame.malformed FAIL`: request 9002 (ping) with params \"course-audit\": no reply at all": "frame-silence",
     "`exit.client-died FAIL`: 1 process(es) still running 5 s after the client died with tools/list in flight":
         "client-dies",
+    "`frame.schema FAIL`: the result of initialize (id 1) against InitializeResult: $.result.serverInfo: 'version' "
+    "is a required property": "frame-off-schema",
+    "`tool.schema FAIL`: tool \"eel\": inputSchema.properties.text.minLength is not valid 2020-12 (default)":
+        "tool-schema-invalid",
+    "`tool.schema WARN`: tool \"eel call\": name has \" \", outside A-Z a-z 0-9 _ - .": "tool-name-spaced",
 }
 for _heading in AUDIT_ENTRIES:
     entry(_heading)
