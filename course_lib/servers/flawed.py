@@ -14,7 +14,8 @@ answered with that era's result fields (``server/discover`` is ``-32601``).
 ``any-uri``        with no template, any URI is served: ``No data`` (nothing is ever not found)
 ``silent-params``  a request whose ``params`` is not an object gets no reply at all
 ``linger``         on stdin EOF, a client whose stdout is gone (it died) is waited for, for ever
-``no-version``     the ``initialize`` result's ``serverInfo`` has a name but no ``version``
+``size-as-text``   the resource's ``size`` is sent as text, ``"7"`` (the schema says an integer;
+                   a client that coerces, as pydantic does, reads 7)
 ``bad-schema``     tool ``eel``'s ``inputSchema`` says ``"minLength": -1`` (not a JSON Schema)
 ``bad-name``       tool ``eel`` is listed as ``eel call`` (a space: outside the names' rule)
 =================  ====================================================================
@@ -37,7 +38,7 @@ from course_lib.servers.hostile import MODERN_FIELDS
 
 MODES = {"clean": {}, "unsigned-cursor": {"cursor": "unsigned"}, "success-error": {"unknown_tool": "success"},
          "any-uri": {"missing_uri": "served"}, "silent-params": {"bad_params": "silent"},
-         "linger": {"dead_client": "linger"}, "no-version": {"server_info": {"name": "course-flawed"}},
+         "linger": {"dead_client": "linger"}, "size-as-text": {"resource": {"size": "7"}},
          "bad-schema": {"eel": {"inputSchema": {"type": "object", "properties": {"text": {
              "type": "string", "minLength": -1}}, "required": ["text"]}}},
          "bad-name": {"eel": {"name": "eel call"}}}
@@ -78,7 +79,7 @@ def result_of(method, params: dict, lapse: dict) -> dict:
     """The result of one request; ``ValueError`` (its code, its message) for an error."""
     if method == "initialize":
         return {"protocolVersion": LEGACY_VERSION, "capabilities": {"tools": {}, "resources": {}},
-                "serverInfo": lapse.get("server_info", {"name": "course-flawed", "version": "1.0"})}
+                "serverInfo": {"name": "course-flawed", "version": "1.0"}}
     if method == "ping":
         return {}
     if method == "tools/list":
@@ -101,7 +102,7 @@ def result_of(method, params: dict, lapse: dict) -> dict:
         return {"content": [{"type": "text", "text": str(text) if isinstance(text, str) else "text is required"}],
                 "isError": not isinstance(text, str)}
     if method == "resources/list":
-        return {"resources": [{"uri": README, "name": "readme"}]}
+        return {"resources": [{"uri": README, "name": "readme", **lapse.get("resource", {})}]}
     if method == "resources/templates/list":
         return {"resourceTemplates": []}
     if method == "resources/read":
