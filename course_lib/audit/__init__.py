@@ -16,7 +16,9 @@ exit status is non-zero when a MUST fails. The probes, in order:
   what it started must be gone within the exit budget;
 - per era: ``lists`` (every advertised list walked with the walker's rules), ``cursors`` (cursor
   hygiene, well-formed edits of a cursor the audit can read), ``resources`` (URIs), ``tools``
-  (protocol errors, invalid input, an unknown method), ``frames`` (malformed frames);
+  (protocol errors, invalid input, an unknown method), ``frames`` (malformed frames); then, from
+  what those probes read, ``toolschema`` (the listed tools' schemas and names) and ``specschema``
+  (every frame against the era's published JSON Schema);
 - then what all probes saw: stdout noise, oversized frames, the envelope of every reply, the
   messages the server sent on its own, and any process still running after the server's own exit
   (listed before any kill) or left for a stop to sweep.
@@ -30,7 +32,7 @@ from typing import Sequence
 
 import anyio
 
-from course_lib.audit import cursors, dying, eras, frames, launch, lists, resources, tools
+from course_lib.audit import cursors, dying, eras, frames, launch, lists, resources, specschema, tools, toolschema
 from course_lib.audit.report import Line, Report
 from course_lib.audit.session import Context, Target, in_sessions
 from course_lib.protocol import AUTO, LEGACY, MODERN_VERSION
@@ -46,11 +48,11 @@ ALL_CHECKS = ("stdout.before-input", "launch.answer", "launch.late", "stderr", "
               "era.envelope", "era.auto", "list.walk", "cursor.replay", "cursor.forged", "cursor.tampered",
               "cursor.non-string", "cursor.empty", "cursor.foreign", "cursor.unpaged", "uri.canonical",
               "uri.spelling", "uri.template", "uri.missing", "method.unknown", "tool.unknown", "tool.arguments",
-              "tool.invalid-input", "frame.malformed", "exit.client-died", "probe.ended", "stdout.noise", "stdout.frames", "envelope.strict",
+              "tool.invalid-input", "frame.malformed", "tool.schema", "frame.schema", "exit.client-died", "probe.ended", "stdout.noise", "stdout.frames", "envelope.strict",
               "envelope.received", "exit.leftovers")
 CAN_FAIL = ("stdout.before-input", "launch.answer", "launch.late", "era.handshake", "era.envelope", "era.auto",
             "list.walk", "cursor.tampered", "method.unknown", "tool.unknown", "tool.arguments", "tool.invalid-input",
-            "frame.malformed", "exit.client-died", "probe.ended", "stdout.noise", "envelope.strict", "exit.leftovers")
+            "frame.malformed", "tool.schema", "frame.schema", "exit.client-died", "probe.ended", "stdout.noise", "envelope.strict", "exit.leftovers")
 REPORT_ONLY = ("stderr", "cursor.unpaged", "uri.template", "envelope.received", "launch.answer", "launch.late",
                "probe.ended")
 RECEIVED = "MAY (spec: notifications and server requests at any time)"
@@ -129,6 +131,9 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
         group.start_soon(eras_then_the_rest, group)
     if named and named not in ran:
         jobs.outputs.pop(_slot(named, 2))
+    for e in ran:  # what the era's probes read, judged against the era's published schema
+        toolschema.run(ctx, e, jobs.outputs[_slot(e, 2)])
+        specschema.run(ctx, e, jobs.outputs[_slot(e, 2)])
     for slot in sorted(jobs.outputs):
         report.lines.extend(jobs.outputs[slot].lines)
         if slot == 3:  # after the launch and era lines (a late first reply rewrites the latter)

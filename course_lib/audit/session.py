@@ -64,6 +64,7 @@ class Context:
     lists: dict = field(default_factory=dict)  # era -> {kind: walk.Listing}, from the list probe
     capabilities: dict = field(default_factory=dict)  # era -> the server's capabilities
     late: float | None = None  # seconds the first reply took, when past the request budget
+    frames: list[tuple[str, str | None, dict]] = field(default_factory=list)  # (era, method, frame) read by a probe
 
 
 class ProbeFailed(Exception):
@@ -110,6 +111,8 @@ async def probe(ctx: Context, era: str, *, exit_grace: float | None = None,
         ctx.processes += wire.started
         ctx.replies += wire.replies_checked
         ctx.received.extend((era, message) for message in wire.received)
+        ctx.frames.extend([(era, exchange.request.get("method"), exchange.reply) for exchange in wire.exchanges
+                           if exchange.reply is not None] + [(era, None, message) for message in wire.received])
         ctx.noise.extend(wire.noise_lines)
         if wire.exit is not None and wire.exit.forced:
             ctx.forced += 1

@@ -14,6 +14,10 @@ answered with that era's result fields (``server/discover`` is ``-32601``).
 ``any-uri``        with no template, any URI is served: ``No data`` (nothing is ever not found)
 ``silent-params``  a request whose ``params`` is not an object gets no reply at all
 ``linger``         on stdin EOF, a client whose stdout is gone (it died) is waited for, for ever
+``size-as-text``   the resource's ``size`` is sent as text, ``"7"`` (the schema says an integer;
+                   a client that coerces, as pydantic does, reads 7)
+``bad-schema``     tool ``eel``'s ``inputSchema`` says ``"minLength": -1`` (not a JSON Schema)
+``bad-name``       tool ``eel`` is listed as ``eel call`` (a space: outside the names' rule)
 =================  ====================================================================
 """
 from __future__ import annotations
@@ -34,7 +38,10 @@ from course_lib.servers.hostile import MODERN_FIELDS
 
 MODES = {"clean": {}, "unsigned-cursor": {"cursor": "unsigned"}, "success-error": {"unknown_tool": "success"},
          "any-uri": {"missing_uri": "served"}, "silent-params": {"bad_params": "silent"},
-         "linger": {"dead_client": "linger"}}
+         "linger": {"dead_client": "linger"}, "size-as-text": {"resource": {"size": "7"}},
+         "bad-schema": {"eel": {"inputSchema": {"type": "object", "properties": {"text": {
+             "type": "string", "minLength": -1}}, "required": ["text"]}}},
+         "bad-name": {"eel": {"name": "eel call"}}}
 TOOLS = [{"name": name, "description": f"Echoes its text ({name})",
           "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}
          for name in ("ant", "bee", "cat", "dog", "eel")]
@@ -63,6 +70,11 @@ def offset_of(cursor, lapse: dict) -> int:
     return int(json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))["o"])
 
 
+def tools_of(lapse: dict) -> list[dict]:
+    """The catalog as this mode lists it (``eel`` as its lapse changes it)."""
+    return TOOLS[:-1] + [{**TOOLS[-1], **lapse.get("eel", {})}]
+
+
 def result_of(method, params: dict, lapse: dict) -> dict:
     """The result of one request; ``ValueError`` (its code, its message) for an error."""
     if method == "initialize":
@@ -75,11 +87,11 @@ def result_of(method, params: dict, lapse: dict) -> dict:
             start = 0 if "cursor" not in params else offset_of(params["cursor"], lapse)
         except (ValueError, KeyError, TypeError):
             raise ValueError(INVALID_PARAMS, "Invalid cursor") from None
-        page = {"tools": TOOLS[start:start + PAGE]}
+        page = {"tools": tools_of(lapse)[start:start + PAGE]}
         return {**page, "nextCursor": cursor_of(start + PAGE, lapse)} if start + PAGE < len(TOOLS) else page
     if method == "tools/call":
         name = params.get("name")
-        if name not in {tool["name"] for tool in TOOLS}:
+        if name not in {tool["name"] for tool in tools_of(lapse)}:
             if lapse.get("unknown_tool") == "success":
                 return {"content": [{"type": "text", "text": f"Error: Unknown tool: {name}"}], "isError": False}
             raise ValueError(INVALID_PARAMS, f"Unknown tool: {name}")
@@ -90,7 +102,7 @@ def result_of(method, params: dict, lapse: dict) -> dict:
         return {"content": [{"type": "text", "text": str(text) if isinstance(text, str) else "text is required"}],
                 "isError": not isinstance(text, str)}
     if method == "resources/list":
-        return {"resources": [{"uri": README, "name": "readme"}]}
+        return {"resources": [{"uri": README, "name": "readme", **lapse.get("resource", {})}]}
     if method == "resources/templates/list":
         return {"resourceTemplates": []}
     if method == "resources/read":

@@ -314,21 +314,11 @@ def test_page_and_tests_cover_the_same_errors():
 
 
 # The audit's verdicts: each heading is "`check VERDICT`: words of its detail"; the broken server is
-# the audit's negative control of that name (fixtures/audit/controls.json), the fixed one the same
-# server without its lapse (``flawed --mode clean``) or the audit the fix names (``--era legacy``).
-AUDIT_ENTRIES = {
-    "`cursor.tampered FAIL`: the cursor's field 'o' changed from 2 to 3: served a page of 2 items": "unsigned-cursor",
-    "`exit.leftovers FAIL`: 1 process(es) still running after the server exited by itself on stdin EOF":
-        "child-outlives-the-server",
-    "`tool.unknown WARN`: an error reported as a success (isError false): 'Error: Unknown tool: …'":
-        "unknown-tool-as-success",
-    "`uri.missing WARN`: … was served: 'No data', though no template matches it": "any-uri-served",
-    "`launch.answer FAIL`: no reply to initialize; the server exited with code 1 before any input": "crash-at-import",
-    "`era.envelope FAIL`: not supported: …; the audit was asked for this era only: nothing audited": "era-not-spoken",
-    "`frame.malformed FAIL`: request 9002 (ping) with params \"course-audit\": no reply at all": "frame-silence",
-    "`exit.client-died FAIL`: 1 process(es) still running 5 s after the client died with tools/list in flight":
-        "client-dies",
-}
+# the audit's negative control whose 'troubleshooting' it is (fixtures/audit/controls.json), the fixed
+# one the same server without its lapse (``flawed --mode clean``) or the audit the fix names (``--era legacy``).
+AUDIT_ENTRIES = {case["troubleshooting"]: name for name, case in json.loads(
+    (ROOT / "fixtures" / "audit" / "controls.json").read_text(encoding="utf-8"))["cases"].items()
+    if "troubleshooting" in case}
 for _heading in AUDIT_ENTRIES:
     entry(_heading)
 _FIXED: dict = {}
