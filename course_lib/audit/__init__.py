@@ -53,31 +53,46 @@ CAN_FAIL = ("stdout.before-input", "launch.answer", "launch.late", "era.handshak
 REPORT_ONLY = ("stderr", "cursor.unpaged", "uri.template", "envelope.received", "launch.answer", "launch.late",
                "probe.ended")
 RECEIVED = "MAY (spec: notifications and server requests at any time)"
+STDIO_ONLY = "stdio only"
+LAUNCH_LINES = {"stdout.before-input": (launch.STDIO, f"{STDIO_ONLY} (what it writes before any input)"),
+                "stderr": (launch.STDERR, f"{STDIO_ONLY} (its stderr)"),
+                "exit.eof": (launch.EXIT, f"{STDIO_ONLY} (its exit on stdin EOF)")}
+SUMMARY_LINES = {"stdout.noise": (launch.STDIO, f"{STDIO_ONLY} (its stdout lines)"),
+                 "stdout.frames": (launch.FRAMES, f"{STDIO_ONLY} (its stdout lines)"),
+                 "exit.client-died": (dying.DIED, f"{STDIO_ONLY} (a client that dies closes both pipes)"),
+                 "exit.leftovers": (launch.LEFT, f"{STDIO_ONLY} (what outlives it)")}
 
 
-async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str | None = None,
+async def audit(argv: Sequence[str] = (), env: dict[str, str] | None = None, cwd: str | None = None,
                 era: str = "all", budget: float = BUDGET, request_timeout: float | None = None,
-                exit_budget: float = 5.0) -> Report:
-    """Audit the stdio server ``argv``; ``era`` is ``legacy``, ``2026-07-28``, ``auto`` or ``all``.
+                exit_budget: float = 5.0, url: str | None = None) -> Report:
+    """Audit the stdio server ``argv`` (or the Streamable HTTP server at ``url``); ``era`` is
+    ``legacy``, ``2026-07-28``, ``auto`` or ``all``.
 
     ``budget`` bounds each probe (seconds); ``request_timeout`` each reply (default: the budget,
     at most 10 s); ``exit_budget`` how long the server may take to exit after stdin EOF.
     """
     argv = [str(part) for part in argv]
-    if not argv:
+    if url is not None and (argv or env or cwd):
+        raise ValueError("audit a command or a URL, not both")
+    if not argv and url is None:
         raise ValueError("the command to audit is empty")
     if era not in ERA_CHOICES:
         raise ValueError(f"era must be one of {ERA_CHOICES}, got {era!r}")
     started = time.monotonic()
-    ctx = Context(Target(argv, dict(env) if env else None, str(cwd) if cwd else None), budget,
+    ctx = Context(Target(argv, dict(env) if env else None, str(cwd) if cwd else None, url), budget,
                   request_timeout or min(budget, 10.0), exit_budget=exit_budget)
-    report = Report(argv, era)
+    report = Report(argv or [url], era)
     want_legacy, want_modern = era in (LEGACY, AUTO, "all"), era in (MODERN_VERSION, AUTO, "all")
-    found = await _together(report, [(launch.run, (ctx,)), *([(eras.legacy, (ctx,))] if want_legacy else []),
-                                     *([(eras.modern, (ctx,))] if want_modern else []), (dying.run, (ctx,))])
+    stdio = url is None  # the checks of a process the audit starts: none over HTTP
+    jobs = {"launch": (launch.run, (ctx,)) if stdio else (_over_http, (LAUNCH_LINES,)),
+            **({"legacy": (eras.legacy, (ctx,))} if want_legacy else {}),
+            **({"modern": (eras.modern, (ctx,))} if want_modern else {}),
+            **({"dying": (dying.run, (ctx,))} if stdio else {})}
+    found = dict(zip(jobs, await _together(report, list(jobs.values()))))
     launch.not_checked(ctx, report)  # a late first reply: the eras' timeouts say what was not checked
-    legacy_ok = found[1] if want_legacy else None
-    modern_ok = found[-2] if want_modern else False
+    legacy_ok = found.get("legacy")
+    modern_ok = found.get("modern", False)
     report.eras = {LEGACY: _support(legacy_ok), MODERN_VERSION: _support(modern_ok if era != LEGACY else None)}
     if era in (LEGACY, MODERN_VERSION):
         run = [era] if (legacy_ok if era == LEGACY else modern_ok) else []
@@ -97,7 +112,7 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
         await _together(None, phase, buffers)
     for e in run:
         report.lines.extend(buffers[e].lines)
-    _summary(ctx, report, found[-1])
+    _summary(ctx, report, found.get("dying"))
     report.processes, report.leftovers = ctx.processes, list(ctx.leftovers)
     report.elapsed = time.monotonic() - started
     return report
@@ -133,8 +148,21 @@ def _support(ok: bool | None) -> str:
     return "not probed" if ok is None else "supported" if ok else "not supported"
 
 
-def _summary(ctx: Context, report: Report, died: tuple[str, str]) -> None:
-    launch.stdout_lines(ctx, report)
+def not_over_http(checks: dict[str, tuple[str, str]], report: Report) -> None:
+    """The stdio checks, each an INFO line saying why it was not checked over HTTP (never a PASS)."""
+    for check, (rule, what) in checks.items():
+        report.add(check, "INFO", rule, LEGACY if check in LAUNCH_LINES else "all", f"not checked over HTTP: {what}")
+
+
+async def _over_http(checks: dict[str, tuple[str, str]], report: Report) -> None:
+    not_over_http(checks, report)
+
+
+def _summary(ctx: Context, report: Report, died: tuple[str, str] | None) -> None:
+    if died is None:  # over HTTP: the stdout and exit lines say they were not checked, in their place
+        not_over_http(dict(list(SUMMARY_LINES.items())[:2]), report)
+    else:
+        launch.stdout_lines(ctx, report)
     if ctx.envelope_faults:
         era, check, message = ctx.envelope_faults[0]
         report.add("envelope.strict", "FAIL", ENVELOPE, era, f"[{check}] {message}")
@@ -146,6 +174,9 @@ def _summary(ctx: Context, report: Report, died: tuple[str, str]) -> None:
     report.add("envelope.received", "INFO", RECEIVED, "all",
                f"{len(notes)} notification(s), {len(asks)} server request(s), none taken for a reply"
                + (f": {', '.join(methods)[:50]}" if methods else ""))
+    if died is None:
+        not_over_http(dict(list(SUMMARY_LINES.items())[2:]), report)
+        return
     report.add("exit.client-died", *died[:1], dying.DIED, "all", died[1])
     left, outlived = sorted(set(ctx.leftovers)), sorted(set(ctx.outlived))
     if outlived:

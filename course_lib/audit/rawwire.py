@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from typing import AsyncIterator
 
 import anyio
+import httpx
 
 from course_lib._runtime.process import ServerProcess, started_server, wait_ready
+from course_lib.audit.http import HttpRawSession, era_request
 from course_lib.audit.launch import INIT, _Lines, classify
 from course_lib.audit.session import Context
-from course_lib.line_client import CLIENT_INFO
-from course_lib.protocol import LEGACY, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, MODERN_VERSION
+from course_lib.protocol import LEGACY
 
 SENT = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
 
@@ -38,13 +39,17 @@ class RawSession:
 
     def request_line(self, request_id, method: str, params: dict | None = None) -> bytes:
         """A well-formed request of this era (the 2026-07-28 envelope in its ``_meta``)."""
-        if self.era == MODERN_VERSION:
-            params = {**(params or {}), "_meta": {META_PROTOCOL_VERSION: MODERN_VERSION,
-                                                  META_CLIENT_CAPABILITIES: {}, META_CLIENT_INFO: CLIENT_INFO}}
-        message = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        return json.dumps(message).encode()
+        return era_request(self.era, request_id, method, params)
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    def silence(self, timeout: float) -> str:
+        """Why the next request got no reply, in the audit's words."""
+        code = self.process.returncode
+        return (f"the server exited with code {code}" if code is not None else
+                f"the next request (ping) got no reply within {timeout:g} s")
 
     async def send(self, line: bytes) -> None:
         try:
@@ -80,7 +85,28 @@ def answers(request_id):
 
 
 @asynccontextmanager
-async def raw_session(ctx: Context, era: str) -> AsyncIterator[RawSession]:
+async def raw_session(ctx: Context, era: str) -> AsyncIterator[RawSession | HttpRawSession]:
+    """A raw session of ``era``: on the audited process's stdio, or over HTTP (``ctx.target.url``)."""
+    opened = _http_session(ctx, era) if ctx.target.url else _stdio_session(ctx, era)
+    async with opened as conn:
+        if era in (LEGACY, None):
+            await conn.send(json.dumps(INIT).encode())
+            if not await conn.read_until(answers(1), ctx.request_timeout) and era is not None:
+                raise Gone("no reply to initialize")
+            await conn.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        yield conn
+
+
+@asynccontextmanager
+async def _http_session(ctx: Context, era: str) -> AsyncIterator[HttpRawSession]:
+    async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=ctx.request_timeout)) as http:
+        async with anyio.create_task_group() as group:
+            yield HttpRawSession(ctx.target.url, era or LEGACY, http, group)
+            group.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def _stdio_session(ctx: Context, era: str) -> AsyncIterator[RawSession]:
     target = ctx.target
     async with started_server(target.argv, prefix="course-audit-", fast=target.course_server, env=target.env,
                               cwd=target.cwd) as process:
@@ -90,13 +116,7 @@ async def raw_session(ctx: Context, era: str) -> AsyncIterator[RawSession]:
                 await wait_ready(process, ctx.request_timeout,
                                  on_exit=lambda p: Gone(f"the server exited with code {p.returncode} before it served"),
                                  on_timeout=lambda t: Gone(f"the server did not serve within {t:g} s"))
-            conn = RawSession(process, era, _Lines(process.stdout))
-            if era in (LEGACY, None):
-                await conn.send(json.dumps(INIT).encode())
-                if not await conn.read_until(answers(1), ctx.request_timeout) and era is not None:
-                    raise Gone("no reply to initialize")
-                await conn.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
-            yield conn
+            yield RawSession(process, era, _Lines(process.stdout))
         finally:
             with anyio.CancelScope(shield=True):
                 await process.stop()

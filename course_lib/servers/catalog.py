@@ -135,5 +135,11 @@ def build(mode: str) -> Server:
 
 
 def main(argv: list[str]) -> int:
-    args = parser("catalog", MODES).parse_args(argv)
+    p = parser("catalog", MODES)
+    p.add_argument("--http", action="store_true", help="serve Streamable HTTP on 127.0.0.1 instead of stdio")
+    args = p.parse_args(argv)
+    if args.http:
+        from course_lib.servers.modern import serve_http  # noqa: PLC0415 (only an HTTP lab needs it)
+
+        return serve_http(build(args.mode))
     return serve(build(args.mode))
