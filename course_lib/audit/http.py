@@ -4,9 +4,8 @@
 params)`` returns a reply that passed the same envelope checks (``check_reply``), and an HTTP
 answer that is no reply is a ``WireError`` of its own check: ``http_connect`` (nothing answers at
 the URL), ``http_status`` (a status with no JSON-RPC reply for the request, such as a 500 with an
-HTML page, or a 202 to a request), ``http_body`` (a 2xx body that is not JSON). ``HttpRawSession``
-stands where the raw stdio session stands, for the malformed frames: each line is POSTed as it is,
-in the background, and every JSON-RPC message of every answer is read as it comes.
+HTML page, or a 202 to a request), ``http_body`` (a 2xx body that is not JSON). The raw session
+of the malformed frames POSTs through the same ``Exchanger`` (``rawwire.HttpRawSession``).
 
 Every POST carries ``Accept: application/json, text/event-stream``; an answer is one JSON object
 or an SSE stream (its events read until the reply). The headers follow the era's transport spec:
@@ -148,7 +147,7 @@ def _reply_to(request_id):
     return lambda m: isinstance(m, dict) and "method" not in m and m.get("id") == request_id
 
 
-def _shown(raw: bytes) -> str:
+def shown(raw: bytes) -> str:
     return repr(raw[:60].decode("utf-8", "replace"))
 
 
@@ -213,7 +212,7 @@ class HttpClient:
         status, said, raw = await self._post(message)
         if status >= 400:
             raise HttpError("http_status", f"{said} to the notification {method}" +
-                            (f": {_shown(raw[0])}" if raw else ""))
+                            (f": {shown(raw[0])}" if raw else ""))
 
     async def request(self, method: str, params: dict | None = None) -> dict:
         """Send one request and return its checked reply (``result`` or ``error`` inside)."""
@@ -238,7 +237,7 @@ class HttpClient:
                 parsed.append((raw, json.loads(raw)))
             except ValueError:
                 code = "http_status" if status >= 400 else "http_body"
-                raise HttpError(code, f"{said} to {what}: the body is not JSON: {_shown(raw)}") from None
+                raise HttpError(code, f"{said} to {what}: the body is not JSON: {shown(raw)}") from None
         for raw, message in parsed:
             if isinstance(message, dict) and "method" in message:
                 self.received.append(message)  # a notification (or request) the server sent on its own
@@ -249,67 +248,3 @@ class HttpClient:
                                 f"{str(error.get('message'))[:60]}")
             return check_reply(raw, request_id)
         raise HttpError("http_status", f"{said} with no reply to {what}")
-
-
-@dataclass
-class HttpRawSession:
-    """The raw session over HTTP: ``send(line)`` POSTs the line as it is (in the background),
-    ``read_until`` reads the JSON-RPC messages of every answer, in the order they come."""
-
-    url: str
-    era: str
-    http: httpx.AsyncClient
-    group: anyio.abc.TaskGroup
-    seen: list = field(default_factory=list)
-    answers: list[str] = field(default_factory=list)  # what each POST got, in words
-    returncode: None = None  # no process of the audit's
-
-    def __post_init__(self):
-        self._wire = Exchanger(self.url, self.era)
-        self._send, self._queue = anyio.create_memory_object_stream(1000)
-
-    def request_line(self, request_id, method: str, params: dict | None = None) -> bytes:
-        return era_request(self.era, request_id, method, params)
-
-    async def send(self, line: bytes) -> None:
-        try:
-            message = json.loads(line)
-        except ValueError:
-            message = None
-        if isinstance(message, dict) and message.get("method") == "initialize":
-            self._wire.version = None
-        self.group.start_soon(self._one, line, message)
-        await anyio.sleep(0.01)  # POSTs leave in the order they were sent
-
-    async def _one(self, line: bytes, message) -> None:
-        try:
-            status, said, found = await self._wire.post(self.http, line, message)
-        except httpx.HTTPError as exc:
-            self.answers.append(f"no HTTP answer: {type(exc).__name__}")
-            return
-        self.answers.append(said)
-        for raw in found:
-            try:
-                got = json.loads(raw)
-            except ValueError:
-                self.answers[-1] += f", a body that is not JSON: {_shown(raw)}"
-                continue
-            if isinstance(got, dict) and got.get("id") == 1 and "result" in got and self.era == LEGACY:
-                self._wire.version = str(got["result"].get("protocolVersion") or LEGACY_VERSION)
-            await self._send.send(got)
-
-    async def read_until(self, done, timeout: float) -> list:
-        got = []
-        with anyio.move_on_after(timeout):
-            while True:
-                message = await self._queue.receive()
-                got.append(message)
-                if done(message):
-                    break
-        self.seen.extend(got)
-        return got
-
-    def silence(self, timeout: float) -> str:
-        """Why the next request got no reply, in the audit's words."""
-        last = self.answers[-1] if self.answers else "no answer yet"
-        return f"the next request (ping) got no reply within {timeout:g} s (last HTTP answer: {last})"

@@ -5,6 +5,7 @@
 whose requests carry the envelope: ``conn.request_line``) and yields a ``RawSession``: lines sent
 as they are, messages read as they come. ``era=None``: the handshake is tried, and the session
 goes on whatever came back (a probe of the process, not of an era). Its processes count in ``ctx`` like every probe's.
+Over HTTP (``ctx.target.url``) the session is an ``HttpRawSession``: each line POSTed as it is.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import anyio
 import httpx
 
 from course_lib._runtime.process import ServerProcess, started_server, wait_ready
-from course_lib.audit.http import HttpRawSession, era_request
+from course_lib.audit.http import Exchanger, era_request, shown
 from course_lib.audit.launch import INIT, _Lines, classify
 from course_lib.audit.session import Context
 from course_lib.protocol import LEGACY
@@ -72,6 +73,70 @@ class RawSession:
         return got
 
 
+@dataclass
+class HttpRawSession:
+    """The raw session over HTTP: ``send(line)`` POSTs the line as it is (in the background),
+    ``read_until`` reads the JSON-RPC messages of every answer, in the order they come."""
+
+    url: str
+    era: str
+    http: httpx.AsyncClient
+    group: anyio.abc.TaskGroup
+    seen: list = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)  # what each POST got, in words
+    returncode: None = None  # no process of the audit's
+
+    def __post_init__(self):
+        self._wire = Exchanger(self.url, self.era)
+        self._send, self._queue = anyio.create_memory_object_stream(1000)
+
+    def request_line(self, request_id, method: str, params: dict | None = None) -> bytes:
+        return era_request(self.era, request_id, method, params)
+
+    async def send(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            self._wire.version = None
+        self.group.start_soon(self._one, line, message)
+        await anyio.sleep(0.01)  # POSTs leave in the order they were sent
+
+    async def _one(self, line: bytes, message) -> None:
+        try:
+            status, said, found = await self._wire.post(self.http, line, message)
+        except httpx.HTTPError as exc:
+            self.answers.append(f"no HTTP answer: {type(exc).__name__}")
+            return
+        self.answers.append(said)
+        for raw in found:
+            try:
+                got = json.loads(raw)
+            except ValueError:
+                self.answers[-1] += f", a body that is not JSON: {shown(raw)}"
+                continue
+            if isinstance(got, dict) and got.get("id") == 1 and "result" in got and self.era == LEGACY:
+                self._wire.version = str(got["result"].get("protocolVersion") or LEGACY_VERSION)
+            await self._send.send(got)
+
+    async def read_until(self, done, timeout: float) -> list:
+        got = []
+        with anyio.move_on_after(timeout):
+            while True:
+                message = await self._queue.receive()
+                got.append(message)
+                if done(message):
+                    break
+        self.seen.extend(got)
+        return got
+
+    def silence(self, timeout: float) -> str:
+        """Why the next request got no reply, in the audit's words."""
+        last = self.answers[-1] if self.answers else "no answer yet"
+        return f"the next request (ping) got no reply within {timeout:g} s (last HTTP answer: {last})"
+
+
 def _array(line: bytes):
     try:
         return json.loads(line)
@@ -100,9 +165,15 @@ async def raw_session(ctx: Context, era: str) -> AsyncIterator[RawSession | Http
 @asynccontextmanager
 async def _http_session(ctx: Context, era: str) -> AsyncIterator[HttpRawSession]:
     async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=ctx.request_timeout)) as http:
-        async with anyio.create_task_group() as group:
-            yield HttpRawSession(ctx.target.url, era or LEGACY, http, group)
+        failure = None
+        async with anyio.create_task_group() as group:  # the POSTs in flight, gone with the session
+            try:
+                yield HttpRawSession(ctx.target.url, era or LEGACY, http, group)
+            except Exception as exc:  # raised as itself, not inside the group's exception group
+                failure = exc
             group.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
 
 
 @asynccontextmanager

@@ -1,7 +1,8 @@
 """What every probe shares: the command under audit, one strict session per probe, its budget.
 
 A probe is one server process: ``async with probe(target, era, ctx) as wire`` starts it with the
-strict line client (over HTTP, ``target.url``: one session of ``HttpClient``, the same interface) (``LineClient``: the course's one lifecycle, ``started_server``, underneath),
+strict line client (``LineClient``: the course's one lifecycle, ``started_server``, underneath;
+over HTTP, ``target.url``, it is one session of ``HttpClient``, which has the same interface),
 with real-server rules (stderr is information, non-JSON stdout lines are recorded, not fatal:
 the launch probe judges those once). Whatever the session saw that every probe judges the same
 way — envelope faults, messages the server sent on its own, forced stops, leftovers — is kept in
