@@ -22,7 +22,7 @@ from course_lib._runtime.process import ServerProcess, started_server, wait_read
 from course_lib.audit.http import Exchanger, era_request, shown
 from course_lib.audit.launch import INIT, _Lines, classify
 from course_lib.audit.session import Context
-from course_lib.protocol import LEGACY
+from course_lib.protocol import LEGACY, LEGACY_VERSION
 
 SENT = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
 
@@ -75,13 +75,15 @@ class RawSession:
 
 @dataclass
 class HttpRawSession:
-    """The raw session over HTTP: ``send(line)`` POSTs the line as it is (in the background),
-    ``read_until`` reads the JSON-RPC messages of every answer, in the order they come."""
+    """The raw session over HTTP: ``send(line)`` POSTs the line as it is and waits for its answer (up
+    to ``wait`` seconds: a POST that hangs goes on in the background, the next one leaves), and
+    ``read_until`` reads the JSON-RPC messages of every answer, in the order the POSTs were sent."""
 
     url: str
     era: str
     http: httpx.AsyncClient
     group: anyio.abc.TaskGroup
+    wait: float
     seen: list = field(default_factory=list)
     answers: list[str] = field(default_factory=list)  # what each POST got, in words
     returncode: None = None  # no process of the audit's
@@ -98,27 +100,30 @@ class HttpRawSession:
             message = json.loads(line)
         except ValueError:
             message = None
-        if isinstance(message, dict) and message.get("method") == "initialize":
-            self._wire.version = None
-        self.group.start_soon(self._one, line, message)
-        await anyio.sleep(0.01)  # POSTs leave in the order they were sent
+        answered = anyio.Event()
+        self.group.start_soon(self._one, line, message, answered)
+        with anyio.move_on_after(self.wait):
+            await answered.wait()
 
-    async def _one(self, line: bytes, message) -> None:
+    async def _one(self, line: bytes, message, answered: anyio.Event) -> None:
         try:
             status, said, found = await self._wire.post(self.http, line, message)
         except httpx.HTTPError as exc:
             self.answers.append(f"no HTTP answer: {type(exc).__name__}")
-            return
-        self.answers.append(said)
+            found = []
+        else:
+            self.answers.append(said)
+        initialize = isinstance(message, dict) and message.get("method") == "initialize"
         for raw in found:
             try:
                 got = json.loads(raw)
             except ValueError:
                 self.answers[-1] += f", a body that is not JSON: {shown(raw)}"
                 continue
-            if isinstance(got, dict) and got.get("id") == 1 and "result" in got and self.era == LEGACY:
+            if initialize and isinstance(got, dict) and isinstance(got.get("result"), dict):
                 self._wire.version = str(got["result"].get("protocolVersion") or LEGACY_VERSION)
-            await self._send.send(got)
+            self._send.send_nowait(got)
+        answered.set()
 
     async def read_until(self, done, timeout: float) -> list:
         got = []
@@ -168,7 +173,7 @@ async def _http_session(ctx: Context, era: str) -> AsyncIterator[HttpRawSession]
         failure = None
         async with anyio.create_task_group() as group:  # the POSTs in flight, gone with the session
             try:
-                yield HttpRawSession(ctx.target.url, era or LEGACY, http, group)
+                yield HttpRawSession(ctx.target.url, era or LEGACY, http, group, ctx.request_timeout)
             except Exception as exc:  # raised as itself, not inside the group's exception group
                 failure = exc
             group.cancel_scope.cancel()
