@@ -21,6 +21,9 @@ exit status is non-zero when a MUST fails. The probes, in order:
   messages the server sent on its own, and any process still running after the server's own exit
   (listed before any kill) or left for a stop to sweep.
 
+``audit(url=URL)`` (``--url URL``) audits a running Streamable HTTP server instead: the same probes
+send their frames through ``course_lib.audit.http`` (one POST each); launch, dying and the stdout and
+exit lines are stdio checks, reported INFO "not checked over HTTP".
 ``course_lib.audit.ci`` reads a file of expected findings and writes the card as JUnit XML.
 """
 from __future__ import annotations
