@@ -15,6 +15,7 @@ import anyio
 import pytest
 
 from course_lib.audit import audit
+from course_lib.audit.http import header_value
 from course_lib.audit.report import validate
 from course_lib.loopback import serve_http
 from course_lib.paths import ROOT, fixture
@@ -140,3 +141,29 @@ def test_a_url_and_a_command_together_are_a_usage_error(args):
     done = cli(*args)
     assert done.returncode == 2, done.stderr
     assert "usage:" in done.stderr and done.stdout == ""
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+async def test_every_post_carries_the_headers_of_its_era(era):
+    """What the served server recorded of each POST: 2026-07-28 mirrors the version and the method
+    (and the name of a call) in headers; 2025-11-25 sends the negotiated version after initialize."""
+    async with serve_http("modern", mode="modern") as site:
+        report = await audit(url=site.url, era=era)
+    assert report.eras[era] == "supported"
+    posts = [entry for entry in site.headers() if entry["body_method"] is not None]
+    assert posts, "the server recorded the audit's POSTs"
+    for entry in posts:
+        if era == "2026-07-28":
+            assert entry["mcp-protocol-version"] == era and entry["mcp-method"] == entry["body_method"], entry
+            assert (entry["mcp-name"] is not None) == (entry["body_method"] == "tools/call"), entry
+        else:
+            want = None if entry["body_method"] == "initialize" else "2025-11-25"
+            assert entry["mcp-protocol-version"] == want and entry["mcp-method"] is None, entry
+
+
+def test_a_name_that_is_not_header_safe_is_sent_as_the_base64_sentinel():
+    """The spec's Value Encoding (plain ASCII as it is; anything else base64); in-process."""
+    assert header_value("get_weather") == "get_weather"
+    assert header_value("file:///a b.txt") == "file:///a b.txt"
+    assert header_value("café") == "=?base64?Y2Fmw6k=?="
+    assert header_value(" padded") == "=?base64?IHBhZGRlZA==?="
