@@ -17,6 +17,9 @@ that are not an object, which the SDK refuses before any handler runs.
 Cursors are opaque random tokens mapped to (generation, page). Within one generation the
 same page always hands out the same next cursor (stable replay). A cursor this process never
 issued, or one from an older generation, is refused with JSON-RPC -32602.
+
+``--http`` serves Streamable HTTP on 127.0.0.1 instead of stdio (``course_lib.loopback.serve_http``
+starts it; one process serves every session).
 """
 from __future__ import annotations
 
