@@ -30,7 +30,7 @@ from course_lib.audit.ci import ExpectedFileError, junit, read_expected
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="course-audit", description="A robustness report card for a stdio MCP server.")
+    p = argparse.ArgumentParser(prog="course-audit", description="A robustness report card for an MCP server: a stdio command, or a Streamable HTTP URL.")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="set a variable for the server")
     p.add_argument("--cwd", help="the server's working directory")
     p.add_argument("--era", default="all", choices=ERA_CHOICES)
