@@ -42,10 +42,6 @@ class RawSession:
         """A well-formed request of this era (the 2026-07-28 envelope in its ``_meta``)."""
         return era_request(self.era, request_id, method, params)
 
-    @property
-    def returncode(self) -> int | None:
-        return self.process.returncode
-
     def silence(self, timeout: float) -> str:
         """Why the next request got no reply, in the audit's words."""
         code = self.process.returncode
@@ -86,7 +82,6 @@ class HttpRawSession:
     wait: float
     seen: list = field(default_factory=list)
     answers: list[str] = field(default_factory=list)  # what each POST got, in words
-    returncode: None = None  # no process of the audit's
 
     def __post_init__(self):
         self._wire = Exchanger(self.url, self.era)
@@ -94,6 +89,11 @@ class HttpRawSession:
 
     def request_line(self, request_id, method: str, params: dict | None = None) -> bytes:
         return era_request(self.era, request_id, method, params)
+
+    async def close(self) -> None:
+        """End the 2025-11-25 session, if the server gave one."""
+        with anyio.CancelScope(shield=True):
+            await self._wire.delete(self.http)
 
     async def send(self, line: bytes) -> None:
         try:
@@ -172,11 +172,13 @@ async def _http_session(ctx: Context, era: str) -> AsyncIterator[HttpRawSession]
     async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=ctx.request_timeout)) as http:
         failure = None
         async with anyio.create_task_group() as group:  # the POSTs in flight, gone with the session
+            conn = HttpRawSession(ctx.target.url, era or LEGACY, http, group, ctx.request_timeout)
             try:
-                yield HttpRawSession(ctx.target.url, era or LEGACY, http, group, ctx.request_timeout)
+                yield conn
             except Exception as exc:  # raised as itself, not inside the group's exception group
                 failure = exc
             group.cancel_scope.cancel()
+        await conn.close()
         if failure is not None:
             raise failure
 
