@@ -6,10 +6,12 @@ exactly the oracle's keys and verdicts. One case goes through the command line. 
 answer that is no reply gives: a refused connection, an error status with a body that is not
 JSON, a server that never answers; and the command line's usage errors.
 """
+import http.server
 import json
 import socket
 import subprocess
 import sys
+import threading
 
 import anyio
 import pytest
@@ -119,6 +121,44 @@ async def test_an_error_status_with_a_body_that_is_not_json_names_what_came_back
     assert lines["era.handshake@legacy"].detail.startswith("http_status: HTTP 404"), lines["era.handshake@legacy"]
     assert "the body is not JSON" in lines["era.handshake@legacy"].detail
     assert lines["era.envelope@2026-07-28"].verdict == "FAIL"
+
+
+class Page(http.server.BaseHTTPRequestHandler):
+    """Answers every POST with a page that is no JSON-RPC reply (as a misrouted proxy does)."""
+
+    answers = {"/html": (200, "text/html", b"<html><body>Welcome</body></html>"),
+               "/oops": (500, "text/plain", b"Internal Server Error")}
+
+    def do_POST(self):  # noqa: N802 (the stdlib's name)
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        status, kind, body = self.answers[self.path]
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("path, check, said", [("/html", "http_body", "HTTP 200 (text/html)"),
+                                               ("/oops", "http_status", "HTTP 500 (text/plain)")])
+async def test_a_page_that_is_not_json_rpc_is_named_by_its_status_and_body(path, check, said):
+    """A plain HTTP server on 127.0.0.1 (in this interpreter): its answer is the era lines' verdict."""
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page) as site:
+        thread = threading.Thread(target=site.serve_forever, daemon=True)
+        thread.start()
+        try:
+            report = await audit(url=f"http://127.0.0.1:{site.server_address[1]}{path}", budget=5, request_timeout=2)
+        finally:
+            site.shutdown()
+            thread.join()
+    lines = {line.name: line for line in report.lines}
+    for name, method in (("era.handshake@legacy", "initialize"), ("era.envelope@2026-07-28", "server/discover")):
+        assert lines[name].verdict == "FAIL"
+        assert lines[name].detail.startswith(f"{check}: {said} to request 1 ({method}): the body is not JSON: "), \
+            lines[name].detail
 
 
 async def test_a_server_that_never_answers_gets_its_verdict_within_the_request_budget():
