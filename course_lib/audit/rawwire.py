@@ -107,7 +107,8 @@ class HttpRawSession:
 
     async def _one(self, line: bytes, message, answered: anyio.Event) -> None:
         try:
-            status, said, found = await self._wire.post(self.http, line, message)
+            # an SSE answer is read up to its first message that is not the server's own (a reply)
+            status, said, found = await self._wire.post(self.http, line, message, _not_the_servers)
         except httpx.HTTPError as exc:
             self.answers.append(f"no HTTP answer: {type(exc).__name__}")
             found = []
@@ -140,6 +141,10 @@ class HttpRawSession:
         """Why the next request got no reply, in the audit's words."""
         last = self.answers[-1] if self.answers else "no answer yet"
         return f"the next request (ping) got no reply within {timeout:g} s (last HTTP answer: {last})"
+
+
+def _not_the_servers(message) -> bool:
+    return not (isinstance(message, dict) and "method" in message)
 
 
 def _array(line: bytes):
