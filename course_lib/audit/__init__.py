@@ -23,6 +23,9 @@ exit status is non-zero when a MUST fails. The probes, in order:
   messages the server sent on its own, and any process still running after the server's own exit
   (listed before any kill) or left for a stop to sweep.
 
+``audit(url=URL)`` (``--url URL``) audits a running Streamable HTTP server instead: the same probes
+send their frames through ``course_lib.audit.http`` (one POST each); launch, dying and the stdout and
+exit lines are stdio checks, reported INFO "not checked over HTTP".
 ``course_lib.audit.ci`` reads a file of expected findings and writes the card as JUnit XML.
 """
 from __future__ import annotations
@@ -56,25 +59,36 @@ CAN_FAIL = ("stdout.before-input", "launch.answer", "launch.late", "era.handshak
 REPORT_ONLY = ("stderr", "cursor.unpaged", "uri.template", "envelope.received", "launch.answer", "launch.late",
                "probe.ended")
 RECEIVED = "MAY (spec: notifications and server requests at any time)"
+STDIO_ONLY = "stdio only"
+LAUNCH_LINES = {"stdout.before-input": (launch.STDIO, f"{STDIO_ONLY} (what it writes before any input)"),
+                "stderr": (launch.STDERR, f"{STDIO_ONLY} (its stderr)"),
+                "exit.eof": (launch.EXIT, f"{STDIO_ONLY} (its exit on stdin EOF)")}
+SUMMARY_LINES = {"stdout.noise": (launch.STDIO, f"{STDIO_ONLY} (its stdout lines)"),
+                 "stdout.frames": (launch.FRAMES, f"{STDIO_ONLY} (its stdout lines)"),
+                 "exit.client-died": (dying.DIED, f"{STDIO_ONLY} (a client that dies closes both pipes)"),
+                 "exit.leftovers": (launch.LEFT, f"{STDIO_ONLY} (what outlives it)")}
 
 
-async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str | None = None,
+async def audit(argv: Sequence[str] = (), env: dict[str, str] | None = None, cwd: str | None = None,
                 era: str = "all", budget: float = BUDGET, request_timeout: float | None = None,
-                exit_budget: float = 5.0) -> Report:
-    """Audit the stdio server ``argv``; ``era`` is ``legacy``, ``2026-07-28``, ``auto`` or ``all``.
+                exit_budget: float = 5.0, url: str | None = None) -> Report:
+    """Audit the stdio server ``argv`` (or the Streamable HTTP server at ``url``); ``era`` is
+    ``legacy``, ``2026-07-28``, ``auto`` or ``all``.
 
     ``budget`` bounds each probe (seconds); ``request_timeout`` each reply (default: the budget,
     at most 10 s); ``exit_budget`` how long the server may take to exit after stdin EOF.
     """
     argv = [str(part) for part in argv]
-    if not argv:
+    if url is not None and (argv or env or cwd):
+        raise ValueError("audit a command or a URL, not both")
+    if not argv and url is None:
         raise ValueError("the command to audit is empty")
     if era not in ERA_CHOICES:
         raise ValueError(f"era must be one of {ERA_CHOICES}, got {era!r}")
     started = time.monotonic()
-    ctx = Context(Target(argv, dict(env) if env else None, str(cwd) if cwd else None), budget,
+    ctx = Context(Target(argv, dict(env) if env else None, str(cwd) if cwd else None, url), budget,
                   request_timeout or min(budget, 10.0), exit_budget=exit_budget)
-    report = Report(argv, era)
+    report = Report(argv or [url], era)
     want_legacy, want_modern = era in (LEGACY, AUTO, "all"), era in (MODERN_VERSION, AUTO, "all")
     # Each probe starts as soon as what it needs is known: the era probes first (every later probe
     # starts from them), the launch and dying probes beside them; then per era the frame probe, and
@@ -84,11 +98,12 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
     # the era probe finds the era not spoken.
     named = era if era in (LEGACY, MODERN_VERSION) else LEGACY if era == "all" else None
     jobs, ran, unspoken = _Jobs(argv, era), [], anyio.CancelScope()  # the latter ends a frame probe started for nothing
-    launched, died = anyio.Event(), [("INFO", "not probed")]
+    stdio = url is None  # the checks of a process the audit starts: none over HTTP
+    launched, died = anyio.Event(), [("INFO", "not probed") if stdio else None]
     decided = Report(argv, era)  # era.auto and the era lines an era asked for by name changes
 
     async def launch_first() -> None:
-        await jobs.run(0, launch.run, ctx)
+        await (jobs.run(0, launch.run, ctx) if stdio else jobs.run(0, _over_http, LAUNCH_LINES))
         launched.set()
 
     async def dying_probe() -> None:
@@ -103,7 +118,8 @@ async def audit(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str
             if named:  # the others after the era probes, which gate the rest (the dying probe last)
                 group.start_soon(_cancellable, unspoken, jobs.run(_slot(named, 2), frames.run, ctx, named))
             group.start_soon(launch_first)
-            group.start_soon(dying_probe)
+            if stdio:
+                group.start_soon(dying_probe)
         legacy_ok, modern_ok = found.get(1), found.get(2, False)
         if not (legacy_ok or modern_ok):  # no era answered: the launch probe says whether the reply was late
             await launched.wait()
@@ -186,8 +202,21 @@ def _support(ok: bool | None) -> str:
     return "not probed" if ok is None else "supported" if ok else "not supported"
 
 
-def _summary(ctx: Context, report: Report, died: tuple[str, str]) -> None:
-    launch.stdout_lines(ctx, report)
+def not_over_http(checks: dict[str, tuple[str, str]], report: Report) -> None:
+    """The stdio checks, each an INFO line saying why it was not checked over HTTP (never a PASS)."""
+    for check, (rule, what) in checks.items():
+        report.add(check, "INFO", rule, LEGACY if check in LAUNCH_LINES else "all", f"not checked over HTTP: {what}")
+
+
+async def _over_http(checks: dict[str, tuple[str, str]], report: Report) -> None:
+    not_over_http(checks, report)
+
+
+def _summary(ctx: Context, report: Report, died: tuple[str, str] | None) -> None:
+    if died is None:  # over HTTP: the stdout and exit lines say they were not checked, in their place
+        not_over_http(dict(list(SUMMARY_LINES.items())[:2]), report)
+    else:
+        launch.stdout_lines(ctx, report)
     if ctx.envelope_faults:
         era, check, message = ctx.envelope_faults[0]
         report.add("envelope.strict", "FAIL", ENVELOPE, era, f"[{check}] {message}")
@@ -199,6 +228,9 @@ def _summary(ctx: Context, report: Report, died: tuple[str, str]) -> None:
     report.add("envelope.received", "INFO", RECEIVED, "all",
                f"{len(notes)} notification(s), {len(asks)} server request(s), none taken for a reply"
                + (f": {', '.join(methods)[:50]}" if methods else ""))
+    if died is None:
+        not_over_http(dict(list(SUMMARY_LINES.items())[2:]), report)
+        return
     report.add("exit.client-died", *died[:1], dying.DIED, "all", died[1])
     left, outlived = sorted(set(ctx.leftovers)), sorted(set(ctx.outlived))
     if outlived:

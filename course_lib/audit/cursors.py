@@ -90,12 +90,12 @@ async def _hygiene(wire, kind: str, era: str, foreign: str | None, issued: list[
               ("cursor.non-string", 1, "the number 1 as the cursor")]
     probes.append(("cursor.empty", "" if "" not in issued and cursor != "" else None, '"" (never issued)'))
     probes.append(("cursor.foreign", foreign if foreign not in (None, cursor) else None,
-                   "a cursor another process of this server issued"))
+                   "a cursor another process (HTTP: session) of this server issued"))
     for check, value, what in probes:
         if value is None:
             reason = {"cursor.empty": "the server issues \"\" itself",
-                      "cursor.foreign": "every process issues the same cursors" if foreign == cursor else
-                      "no other process's cursor"}[check]
+                      "cursor.foreign": "every process (HTTP: session) issues the same cursors"
+                      if foreign == cursor else "no other process's cursor"}[check]
             report.add(check, "INFO", RULE, era, f"not probed: {reason}", kind)
             continue
         refused, said = outcome(await wire.request(method, {"cursor": value}))

@@ -86,8 +86,7 @@ async def run(ctx: Context, era: str, report) -> None:
                     survived = any(answers(ping_id)(m) for m in got)
                     if survived and _reply_to(frame_id, got) is None:
                         got += await conn.read_until(lambda m: False, GRACE)
-                    gone = (f"the server exited with code {conn.process.returncode}" if conn.process.returncode
-                            is not None else f"the next request (ping) got no reply within {ctx.request_timeout:g} s")
+                    gone = conn.silence(ctx.request_timeout)
                 except Gone as exc:
                     got, survived, gone = [], False, str(exc)
                 verdict, rule, detail = judge(frame_id, must, what, _reply_to(frame_id, got), survived, gone)

@@ -1,7 +1,8 @@
 """What every probe shares: the command under audit, one strict session per probe, its budget.
 
 A probe is one server process: ``async with probe(target, era, ctx) as wire`` starts it with the
-strict line client (``LineClient``: the course's one lifecycle, ``started_server``, underneath),
+strict line client (``LineClient``: the course's one lifecycle, ``started_server``, underneath;
+over HTTP, ``target.url``, it is one session of ``HttpClient``, which has the same interface),
 with real-server rules (stderr is information, non-JSON stdout lines are recorded, not fatal:
 the launch probe judges those once). Whatever the session saw that every probe judges the same
 way — envelope faults, messages the server sent on its own, forced stops, leftovers — is kept in
@@ -16,6 +17,7 @@ from typing import AsyncIterator, Awaitable, Callable, Sequence
 import anyio
 
 from course_lib._runtime.process import this_interpreter
+from course_lib.audit.http import HttpClient
 from course_lib.errors import CourseError
 from course_lib.line_client import LineClient, WireError
 from course_lib.protocol import LEGACY, MODERN_VERSION
@@ -29,17 +31,18 @@ NOT_SUPPORTED_CODES = (-32600, -32601, -32602, -32022)  # what an era's first re
 
 @dataclass
 class Target:
-    """The command under audit, as the probes start it."""
+    """The command under audit, as the probes start it; or the URL of a Streamable HTTP server."""
 
     argv: list[str]
     env: dict[str, str] | None = None
     cwd: str | None = None
+    url: str | None = None  # the probes POST their frames here; nothing is started
 
     @property
     def course_server(self) -> bool:
         """``python -m course_lib.servers ...`` on this interpreter: the fork server may start it."""
         argv = self.argv
-        return len(argv) >= 3 and argv[1:3] == ["-m", "course_lib.servers"] and this_interpreter(argv[0])
+        return self.url is None and len(argv) >= 3 and argv[1:3] == ["-m", "course_lib.servers"] and this_interpreter(argv[0])
 
 
 @dataclass
@@ -77,13 +80,15 @@ class ProbeFailed(Exception):
 
 @asynccontextmanager
 async def probe(ctx: Context, era: str, *, exit_grace: float | None = None,
-                budget: float | None = None) -> AsyncIterator[LineClient]:
+                budget: float | None = None) -> AsyncIterator[LineClient | HttpClient]:
     """One strict session in ``era`` (the legacy handshake already done); a fault becomes ``ProbeFailed``.
     ``budget``: seconds for the whole session (the probe budget by default)."""
     budget = ctx.budget if budget is None else budget
-    wire = LineClient(ctx.target.argv, era=era, env=ctx.target.env, cwd=ctx.target.cwd, fast=ctx.target.course_server,
-                      stderr="info", noise="skip", reply_timeout=ctx.request_timeout,
-                      exit_grace=ctx.exit_grace if exit_grace is None else exit_grace)
+    target = ctx.target
+    wire = HttpClient(target.url, era=era, reply_timeout=ctx.request_timeout) if target.url else \
+        LineClient(target.argv, era=era, env=target.env, cwd=target.cwd, fast=target.course_server, stderr="info",
+                   noise="skip", reply_timeout=ctx.request_timeout,
+                   exit_grace=ctx.exit_grace if exit_grace is None else exit_grace)
     try:
         with anyio.move_on_after(budget) as scope:
             try:

@@ -15,6 +15,7 @@ handler received it.
 ``--pages 1,0,2`` pages ``resources/list``, ``resources/templates/list`` and ``prompts/list``
 (each its own ``Pager``: opaque cursors, -32602 for one this list did not issue); without it
 each list is one page.
+``--http`` serves Streamable HTTP on 127.0.0.1 instead of stdio (``course_lib.loopback.serve_http``).
 """
 from __future__ import annotations
 
@@ -153,6 +154,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--fixture", type=Path, default=DEFAULT_FIXTURE,
                    help="documents file (default: fixtures/atlas/documents.json)")
     add_pages_option(p)
+    p.add_argument("--http", action="store_true", help="serve Streamable HTTP on 127.0.0.1 instead of stdio")
     args = p.parse_args(argv)
     audit = Audit()
+    if args.http:
+        from course_lib.servers.modern import serve_http  # noqa: PLC0415 (only an HTTP lab needs it)
+
+        return serve_http(build(Library.load(args.fixture), args.mode, audit, args.pages))
     return serve(build(Library.load(args.fixture), args.mode, audit, args.pages), audit=audit, pages=args.pages)

@@ -17,6 +17,9 @@ that are not an object, which the SDK refuses before any handler runs.
 Cursors are opaque random tokens mapped to (generation, page). Within one generation the
 same page always hands out the same next cursor (stable replay). A cursor this process never
 issued, or one from an older generation, is refused with JSON-RPC -32602.
+
+``--http`` serves Streamable HTTP on 127.0.0.1 instead of stdio (``course_lib.loopback.serve_http``
+starts it; one process serves every session).
 """
 from __future__ import annotations
 
@@ -135,5 +138,11 @@ def build(mode: str) -> Server:
 
 
 def main(argv: list[str]) -> int:
-    args = parser("catalog", MODES).parse_args(argv)
+    p = parser("catalog", MODES)
+    p.add_argument("--http", action="store_true", help="serve Streamable HTTP on 127.0.0.1 instead of stdio")
+    args = p.parse_args(argv)
+    if args.http:
+        from course_lib.servers.modern import serve_http  # noqa: PLC0415 (only an HTTP lab needs it)
+
+        return serve_http(build(args.mode))
     return serve(build(args.mode))
