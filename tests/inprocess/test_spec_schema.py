@@ -1,6 +1,6 @@
 """In-process: the pinned copies of the specification's JSON Schema, and the two checks that read them
 (frame.schema, tool.schema) on hand-written frames and tools; the audit runs them on real servers
-in tests/test_audit_controls.py, tests/test_audit.py and tests/test_real_servers.py."""
+in tests/stdio/test_audit_controls.py, tests/stdio/test_audit.py and tests/world/test_real_servers.py."""
 import hashlib
 import json
 from types import SimpleNamespace
