@@ -114,6 +114,27 @@ def runs_renamed(name, arguments, catalog):
     return catalog.run(name, {"region": "eu-west", **arguments} if name == "provision" else arguments)
 
 
+def falsy_as_absent(name, arguments, catalog):
+    """Checks well, but reads any falsy arguments ([], 0, "", false) as absent: `arguments or {}`."""
+    if not isinstance(name, str) or name not in catalog.tools:
+        raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name!r}")
+    arguments = arguments or {}
+    if not isinstance(arguments, dict):
+        raise MCPError(types.INVALID_PARAMS, "arguments must be an object")
+    return invalid("bad input") if problems(name, arguments, catalog) else catalog.run(name, arguments)
+
+
+def runs_then_checks(name, arguments, catalog):
+    """Answers each call rightly, but runs the tool before it looks at the input."""
+    if not isinstance(name, str) or name not in catalog.tools:
+        raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name!r}")
+    arguments = {} if arguments is None else arguments
+    if not isinstance(arguments, dict):
+        raise MCPError(types.INVALID_PARAMS, "arguments must be an object")
+    result = catalog.run(name, arguments)
+    return invalid("bad input") if problems(name, arguments, catalog) else result
+
+
 def forever(name, arguments, catalog):
     while True:
         pass
@@ -143,6 +164,10 @@ def test_the_judge_reads_each_answer_as_the_audit_does():
     for bare in (["resize"], ["resize", None]):  # no arguments: the business logic ran with {}
         said = {"result": {"content": [{"type": "text", "text": "resize ran with {}"}]}}
         assert kind_of("result", bare, said) is None
+    marked = {"result": {**flagged["result"], "_meta": {"course/ran": ['resize ran with {"cpus": 2}']}}}
+    assert kind_of("isError", call, marked) == o.WRONG_RESULT  # the server's record: the tool ran anyway
+    ran_then_refused = {"error": {"code": -32602, "message": "no", "data": {"ran": ["resize ran"]}}}
+    assert kind_of("-32602", call, ran_then_refused) == o.WRONG_RESULT
     refused = {"error": {"code": -32602, "message": "Unknown tool"}}
     assert kind_of("-32602", call, refused) is None
     assert kind_of("isError", call, refused) == o.WRONG_REFUSAL
@@ -178,6 +203,9 @@ def test_every_rule_has_negative_rows_across_its_domain():
     (types_only, "out of range", "missing required", o.MISSING_REFUSAL, '"resize" {"cpus": 0}: a result (the call ran)'),
     (runs_renamed, "valid input runs the tool", "unknown keys", o.WRONG_RESULT,
      '"provision" {"size": "small"}: answered'),
+    (falsy_as_absent, "non-object arguments", "unknown tool", o.MISSING_REFUSAL, '"status" []: a result (the call ran)'),
+    (runs_then_checks, "wrong type", "unknown tool", o.WRONG_RESULT,
+     '"resize" {"cpus": "3"}: an isError result, but catalog.run ran first (resize ran with {"cpus": "3"})'),
 ])
 async def test_a_wrong_handler_fails_at_its_row(wrong, failing, control, kind, observed):
     card = await grade_checked_tools(wrong, only=sorted({failing, control}), eras=["2026-07-28"])

@@ -74,8 +74,18 @@ def refused_with_content(tool, value):
 
 
 def rounded(tool, value):
-    """Sends a value of its own, not the one the tool computed."""
-    return types.CallToolResult(content=text({"value": "new"}), structured_content={"value": "new"})
+    """Sends a structured value of its own, not the one the tool computed (its text is right)."""
+    return types.CallToolResult(content=text(value), structured_content={"value": "new"})
+
+
+def python_text(tool, value):
+    """Refuses rightly, but the text of a value it sends is Python's spelling, not JSON."""
+    import jsonschema
+    try:
+        jsonschema.validate(value, tool.output_schema or {})
+    except jsonschema.ValidationError:
+        return always_refused(tool, value)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=str(value))], structured_content=value)
 
 
 def crashes(tool, value):
@@ -98,6 +108,8 @@ def with_the_chapters_check(tool, value):
     (protocol_error, "required key missing", "integer, as declared", WRONG_REFUSAL, "answered the JSON-RPC error"),
     (refused_with_content, "string where integer declared", "integer, as declared", WRONG_RESULT, "isError true, but"),
     (rounded, "string, as declared", "no declared schema", WRONG_RESULT, "sent isError=false"),
+    (python_text, "integer, as declared", "integer where string declared", WRONG_RESULT,
+     'sent the texts ["{\'value\': 7}"]: none is the value\'s JSON, {"value": 7}'),
     (crashes, "string, as declared", "string, as declared", CRASH, "your code crashed: KeyError"),
     (with_the_chapters_check, "string, as declared", "string, as declared", CRASH,
      "your code crashed: Unavailable: course_lib.chapters.schema_lab.accepts is unavailable"),
@@ -124,7 +136,7 @@ def judged(expect, reply, value):
 
 
 def test_the_judge_reads_the_reply_frame():
-    ok = {"result": {"content": [{"type": "text", "text": "{}"}], "structuredContent": {"value": 7}}}
+    ok = {"result": {"content": [{"type": "text", "text": '{"value": 7}'}], "structuredContent": {"value": 7}}}
     refused = {"result": {"content": [{"type": "text", "text": "why"}], "isError": True}}
     assert judged("structured", ok, {"value": 7}) == (None, "isError=false, structuredContent={\"value\": 7}")
     assert judged("structured", ok, {"value": 8})[0] == WRONG_RESULT
@@ -139,8 +151,13 @@ def test_the_judge_reads_the_reply_frame():
     assert judged("is_error", both, {"value": 7})[0] == WRONG_RESULT
     for content in ([], [{"type": "text", "text": "  "}], [{"type": "image", "data": "", "mimeType": "image/png"}]):
         assert judged("is_error", {"result": {"content": content, "isError": True}}, None)[0] == WRONG_RESULT
-    # a tool without an outputSchema: any result that is no error passes, whatever it carries
-    assert judged("plain", ok, {"value": 8})[0] is None
+    # the text is read too: the value's JSON, for a client that reads no structuredContent
+    assert judged("plain", ok, {"value": 7})[0] is None
+    assert judged("plain", ok, {"value": 8}) == (WRONG_RESULT, 'sent the texts ["{\\"value\\": 7}"]: none is the '
+                                                              'value\'s JSON, {"value": 8}')
+    for texts in ([], [{"type": "text", "text": "{'value': 7}"}], [{"type": "text", "text": "7"}]):
+        assert judged("structured", {"result": {"content": texts, "structuredContent": {"value": 7}}},
+                      {"value": 7})[0] == WRONG_RESULT
     # a refusal of a conforming value is told with its text, or without one
     assert judged("plain", refused, {"value": 7}) == (WRONG_REFUSAL, "refused a value that conforms: isError true (why)")
     bare = {"result": {"content": [], "isError": True}}

@@ -136,10 +136,12 @@ class Tools:
 
     def __init__(self, tools: dict):
         self.tools = {name: dict(schema) for name, schema in tools.items()}
+        self.ran: list[str] = []  # what ran (its side effects happened), whatever the call then answers
 
     def run(self, name: str, arguments: dict | None = None) -> types.CallToolResult:
         """The tool's business logic: call it only with input you checked."""
-        return types.CallToolResult(content=[types.TextContent(type="text", text=ran(name, arguments or {}))])
+        self.ran.append(ran(name, arguments or {}) if isinstance(arguments or {}, dict) else f"{name} ran")
+        return types.CallToolResult(content=[types.TextContent(type="text", text=self.ran[-1])])
 
 
 def tools(handler, config: dict) -> Server:
@@ -149,9 +151,17 @@ def tools(handler, config: dict) -> Server:
 
     async def on_call_tool(ctx, params) -> types.CallToolResult:
         name, arguments = SENT.get()
-        return await called(lambda: handler(name, arguments, Tools(config["tools"])), lambda answer: None
-                            if isinstance(answer, types.CallToolResult)
-                            else f"returned {type(answer).__name__}, not a types.CallToolResult")
+        catalog = Tools(config["tools"])
+        try:
+            answer = await called(lambda: handler(name, arguments, catalog), lambda answer: None
+                                  if isinstance(answer, types.CallToolResult)
+                                  else f"returned {type(answer).__name__}, not a types.CallToolResult")
+        except MCPError as exc:  # what ran before the refusal is on the record too
+            if catalog.ran and isinstance(exc.error.data, (dict, type(None))):
+                exc.error.data = {**(exc.error.data or {}), "ran": catalog.ran}
+            raise
+        return answer.model_copy(update={"meta": {**(answer.meta or {}), "course/ran": catalog.ran}}) \
+            if catalog.ran else answer
 
     server = Server(config["name"], version="1.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
     server.middleware.append(as_sent)
