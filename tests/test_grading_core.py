@@ -209,7 +209,11 @@ async def test_a_name_error_says_run_the_cells_above_first():
 
 async def test_a_hanging_walker_says_it_is_still_running_while_it_waits(capsys):
     await grade_walker(awaits_forever, only=["normal"], eras=["legacy"], budget=2)
-    assert capsys.readouterr().out == "still running — the budget is 2 s a call; a call still running then is stopped\n"
+    assert capsys.readouterr().out == ("still running — the budget is 2 s a call; a call still running then is "
+                                       "stopped; 1 call not finished: up to 2 s in all\n")
+    await grade_walker(awaits_forever, only=["normal", "single page", "empty catalog"], eras=["legacy"], budget=2)
+    assert capsys.readouterr().out == ("still running — the budget is 2 s a call; a call still running then is "
+                                       "stopped; 3 calls not finished: up to 6 s in all\n")
     await grade_walker(first_page_only, only=["single page"], eras=["legacy"], budget=2)
     assert capsys.readouterr().out == "", "a call that ends in time says nothing"
 
