@@ -270,6 +270,9 @@ async def test_a_walker_that_never_returns_is_stopped_at_the_budget():
         assert verdict.failure_class == HANG
     assert control.passed, control.text()
     assert "Your function never finished and was stopped" in card.text()
+    wire = loops.verdicts[0].outcome.state["wire"]  # the hint names the cursor that came back
+    handed = wire.response_to(wire.requests("tools/list")[0]).message["result"]["nextCursor"]
+    assert f"Page 2 handed back the cursor {handed!r} of page 1." in loops.verdicts[0].hint
 
 
 async def test_a_spinning_walker_does_not_spoil_the_other_scenarios():
