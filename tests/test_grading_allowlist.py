@@ -268,6 +268,8 @@ async def test_a_wrong_handler_fails_at_its_row_with_its_kind(handler, era, row,
     card = await grade_read_handler(handler, only=[row, control], eras=[era])
     verdict = assert_flagged(card, row, control, observed)
     assert verdict.failure_class == kind, card.text()
+    if kind == o.MISSING_REFUSAL:  # the hint names the URI that was served
+        assert f"Your handler served {observed.split(' was')[0]}" in verdict.hint, verdict.hint
 
 
 async def test_odd_spellings_decoded_fail_the_audits_probe_as_well():
