@@ -166,8 +166,6 @@ def test_the_judge_reads_each_answer_as_the_audit_does():
         assert kind_of("result", bare, said) is None
     marked = {"result": {**flagged["result"], "_meta": {"course/ran": ['resize ran with {"cpus": 2}']}}}
     assert kind_of("isError", call, marked) == o.WRONG_RESULT  # the server's record: the tool ran anyway
-    ran_then_refused = {"error": {"code": -32602, "message": "no", "data": {"ran": ["resize ran"]}}}
-    assert kind_of("-32602", call, ran_then_refused) == o.WRONG_RESULT
     refused = {"error": {"code": -32602, "message": "Unknown tool"}}
     assert kind_of("-32602", call, refused) is None
     assert kind_of("isError", call, refused) == o.WRONG_REFUSAL

@@ -44,9 +44,7 @@ def judge_call(expected: str, call: list, reply: dict) -> str:
         raise crash
     if kind != expected:
         raise Failed(KIND_OF[expected][kind], f"{shown(call)}: {said}")
-    data = (reply.get("error") or {}).get("data")  # the server's record of what ran (harness.tools)
-    ran_anyway = ((reply.get("result") or {}).get("_meta") or {}).get("course/ran") \
-        or (data.get("ran") if isinstance(data, dict) else None)
+    ran_anyway = ((reply.get("result") or {}).get("_meta") or {}).get("course/ran")  # harness.tools' record
     if expected != "result" and ran_anyway:
         raise Failed(o.WRONG_RESULT, f"{shown(call)}: {said}, but catalog.run ran first ({ran_anyway[0]}): "
                                      "a call that must not run its tool ran it")

@@ -41,7 +41,8 @@ def judge(expect: str, reply: dict, value) -> str:
     if expect == "structured" and structured != value:
         raise Failed(WRONG_RESULT, f"sent {shown}, not the value {json.dumps(value)}")
     if not any(_decodes_to(text, value) for text in texts):  # the text a client without structure reads
-        raise Failed(WRONG_RESULT, f"sent the texts {json.dumps(texts)[:80]}: none is the value's JSON, {json.dumps(value)}")
+        raise Failed(WRONG_RESULT, f"sent the texts {json.dumps(texts)[:80]}: none is the value's JSON, "
+                                   f"{json.dumps(value)}")
     return shown
 
 
