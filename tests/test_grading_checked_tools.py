@@ -13,7 +13,7 @@ from mcp import MCPError
 
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import load_battery
-from course_lib.grading.checked_tools import grade_checked_tools, judge_call
+from course_lib.grading.checked_tools import grade_checked_tools, judge_call, shown
 from course_lib.grading.served import Failed
 from course_lib.paths import NOTEBOOKS
 from course_lib.tooling.student_copy import solution_sources
@@ -209,6 +209,10 @@ async def test_a_wrong_handler_fails_at_its_row(wrong, failing, control, kind, o
     card = await grade_checked_tools(wrong, only=sorted({failing, control}), eras=["2026-07-28"])
     verdict = assert_flagged(card, failing, control, observed)
     assert verdict.failure_class == kind
+    if kind != o.CRASH:  # the hint names the call that broke the rule, as the observation shows it
+        calls = next(row["calls"] for row in SPEC["scenarios"] if row["name"] == failing)
+        (named,) = [shown(c) for c in calls if verdict.observed.startswith(shown(c) + ":")]
+        assert verdict.hint.startswith(f"The call {named} "), verdict.hint
 
 
 async def test_the_audit_row_agrees_with_the_rows():
