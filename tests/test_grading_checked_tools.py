@@ -50,6 +50,16 @@ def problems(name, arguments, catalog):
     return list(jsonschema.Draft202012Validator(catalog.tools[name]).iter_errors(arguments))
 
 
+def shape_checked(name, arguments, catalog, absent=lambda arguments: arguments is None):
+    """The name and the shape of arguments checked as the chapter teaches (``absent``: what means {})."""
+    if not isinstance(name, str) or name not in catalog.tools:
+        raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name!r}")
+    arguments = {} if absent(arguments) else arguments
+    if not isinstance(arguments, dict):
+        raise MCPError(types.INVALID_PARAMS, "arguments must be an object")
+    return arguments
+
+
 def trusting(name, arguments, catalog):
     """Runs whatever it is sent, as §5.4's trusting handler does."""
     return catalog.run(name, arguments)
@@ -104,11 +114,7 @@ def types_only(name, arguments, catalog):
 
 def runs_renamed(name, arguments, catalog):
     """Checks well, but runs the tool with arguments of its own (a default filled in)."""
-    if not isinstance(name, str) or name not in catalog.tools:
-        raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name!r}")
-    arguments = {} if arguments is None else arguments
-    if not isinstance(arguments, dict):
-        raise MCPError(types.INVALID_PARAMS, "arguments must be an object")
+    arguments = shape_checked(name, arguments, catalog)
     if problems(name, arguments, catalog):
         return invalid("bad input")
     return catalog.run(name, {"region": "eu-west", **arguments} if name == "provision" else arguments)
@@ -116,21 +122,13 @@ def runs_renamed(name, arguments, catalog):
 
 def falsy_as_absent(name, arguments, catalog):
     """Checks well, but reads any falsy arguments ([], 0, "", false) as absent: `arguments or {}`."""
-    if not isinstance(name, str) or name not in catalog.tools:
-        raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name!r}")
-    arguments = arguments or {}
-    if not isinstance(arguments, dict):
-        raise MCPError(types.INVALID_PARAMS, "arguments must be an object")
+    arguments = shape_checked(name, arguments, catalog, absent=lambda arguments: not arguments)
     return invalid("bad input") if problems(name, arguments, catalog) else catalog.run(name, arguments)
 
 
 def runs_then_checks(name, arguments, catalog):
     """Answers each call rightly, but runs the tool before it looks at the input."""
-    if not isinstance(name, str) or name not in catalog.tools:
-        raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name!r}")
-    arguments = {} if arguments is None else arguments
-    if not isinstance(arguments, dict):
-        raise MCPError(types.INVALID_PARAMS, "arguments must be an object")
+    arguments = shape_checked(name, arguments, catalog)
     result = catalog.run(name, arguments)
     return invalid("bad input") if problems(name, arguments, catalog) else result
 
