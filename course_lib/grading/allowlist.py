@@ -43,7 +43,8 @@ def judge_refusal(uri: str, reply: dict, era: str) -> None:
     """``uri`` must get the era's not-found, ``data.uri`` equal to ``uri`` (``uris.judge_missing``); else ``Failed``."""
     if "result" in reply:
         items = (reply["result"] or {}).get("contents") or []
-        raise Failed(MISSING_REFUSAL, f"{uri!r} was served ({len(items)} content item(s)) instead of refused")
+        raise Failed(MISSING_REFUSAL, f"{uri!r} was served ({len(items)} content item(s)) instead of refused",
+                     o.Outcome(o.RETURNED, reply["result"], state={"value": repr(uri)}))  # the hint names it
     error = reply.get("error") or {}
     crashed = _crash(error)
     if crashed is not None:

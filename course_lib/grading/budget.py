@@ -3,8 +3,9 @@
 A call that awaits forever is cancelled at the budget; one that never gives the event loop back
 (a CPU loop, or a plain function that never returns) is stopped by a watchdog (``SIGALRM``, on
 Linux and macOS) that raises ``Stopped`` inside it. While any call runs longer than half its
-budget, the check says so once ("still running — the budget is N s"), so a student waiting on a
-hanging function is not left with a silent ``[*]``.
+budget, the check says so once ("still running — the budget is N s a call ... up to T s in all",
+T the sum of the budgets of the calls not finished, those a check announced with ``ahead`` included),
+so a student waiting on a hanging function is not left with a silent ``[*]`` nor with one call's budget.
 """
 from __future__ import annotations
 
@@ -104,12 +105,28 @@ def _give_time_back(stopped: _Watch) -> None:
 # -- "still running": one line while a long call waits ---------------------------------------
 
 _running: dict[int, tuple[float, float]] = {}  # call id -> (started, budget)
+_ahead: list[float] = []  # the budgets of the calls a check announced (``ahead``) and has not started yet
 _noticed = False
 _lock = threading.Lock()
 
 
-def still_running(budget: float) -> str:
-    return f"still running — the budget is {budget:g} s a call; a call still running then is stopped"
+def still_running(budget: float, left: list[float] | None = None) -> str:
+    """The notice; ``left``: the budgets of the calls not finished, the running ones included."""
+    left = left or [budget]
+    return (f"still running — the budget is {budget:g} s a call; a call still running then is stopped; "
+            f"{len(left)} call{'s' if len(left) > 1 else ''} not finished: up to {sum(left):g} s in all")
+
+
+@contextmanager
+def ahead(budgets: list[float]):
+    """Inside: the calls a check will make (their budgets), so that the notice tells the whole wait."""
+    with _lock:
+        _ahead.extend(budgets)
+    try:
+        yield
+    finally:
+        with _lock:
+            _ahead.clear()
 
 
 def _monitor() -> None:
@@ -124,7 +141,8 @@ def _monitor() -> None:
             late = [b for started, b in _running.values() if time.monotonic() - started > b / 2]
             if late and not _noticed:
                 _noticed = True
-                print(still_running(max(late)), file=sys.stdout, flush=True)
+                left = [b for _, b in _running.values()] + _ahead
+                print(still_running(max(late), left), file=sys.stdout, flush=True)
 
 
 @contextmanager
@@ -133,6 +151,8 @@ def _timed(budget: float):
     with _lock:
         first = not _running
         _running[id(key)] = (time.monotonic(), budget)
+        if _ahead:
+            _ahead.pop()
     if first:
         threading.Thread(target=_monitor, name="grading-notice", daemon=True).start()
     try:

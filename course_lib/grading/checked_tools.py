@@ -42,12 +42,17 @@ def judge_call(expected: str, call: list, reply: dict) -> str:
     crash = served.crash_of(reply["error"]) if isinstance(reply.get("error"), dict) else None
     if crash is not None:
         raise crash
+    answered = o.Outcome(o.RETURNED, reply, state={"value": shown(call)})  # the call the hint names
     if kind != expected:
-        raise Failed(KIND_OF[expected][kind], f"{shown(call)}: {said}")
+        raise Failed(KIND_OF[expected][kind], f"{shown(call)}: {said}", answered)
+    ran_anyway = ((reply.get("result") or {}).get("_meta") or {}).get("course/ran")  # harness.tools' record
+    if expected != "result" and ran_anyway:
+        raise Failed(o.WRONG_RESULT, f"{shown(call)}: {said}, but catalog.run ran first ({ran_anyway[0]}): "
+                                     "a call that must not run its tool ran it", answered)
     wanted = ran(call[0], call[1] if len(call) > 1 and call[1] is not None else {})
     text = ((reply.get("result") or {}).get("content") or [{}])[0].get("text")
     if expected == "result" and text != wanted:
-        raise Failed(o.WRONG_RESULT, f"{shown(call)}: answered {text!r}, not {wanted!r}")
+        raise Failed(o.WRONG_RESULT, f"{shown(call)}: answered {text!r}, not {wanted!r}", answered)
     return said
 
 

@@ -79,7 +79,21 @@ def judge_on_wire(s: Scenario, outcome: Outcome) -> Verdict:
         passed = False
         failure = WRONG_REFUSAL if outcome.kind == o.REFUSED else WRONG_RESULT
         observed = f"{observed} after {requests_text(n, method)} (expected {wanted})"
-    return Verdict(s, passed, observed, failure, outcome)
+    repeated = None if passed else repeated_cursor(outcome)
+    return Verdict(s, passed, observed, failure, outcome if repeated is None else outcome.with_wire(
+        outcome.sent, value=repr(repeated)))
+
+
+def repeated_cursor(outcome: Outcome) -> str | None:
+    """The first next cursor the server handed back a second time, in the call's own replies."""
+    wire, seen = outcome.state.get("wire"), set()
+    for frame in outcome.sent if wire is not None else ():
+        reply = wire.response_to(frame)
+        cursor = ((getattr(reply, "message", None) or {}).get("result") or {}).get("nextCursor") if reply else None
+        if cursor is not None and cursor in seen:
+            return cursor
+        seen.add(cursor)
+    return None
 
 
 async def grade_walker(student: Callable, battery: str = "walk", *, only: list[str] | None = None,

@@ -132,14 +132,15 @@ def ran(name: str, arguments: dict) -> str:
 
 
 class Tools:
-    """``tools``: what ``tools/list`` lists ({name: input schema}); ``run``: the business logic."""
+    """``tools``: what ``tools/list`` lists ({name: input schema}); ``run``: the business logic, kept in ``ran``."""
 
     def __init__(self, tools: dict):
-        self.tools = {name: dict(schema) for name, schema in tools.items()}
+        self.tools, self.ran = {name: dict(schema) for name, schema in tools.items()}, []
 
     def run(self, name: str, arguments: dict | None = None) -> types.CallToolResult:
-        """The tool's business logic: call it only with input you checked."""
-        return types.CallToolResult(content=[types.TextContent(type="text", text=ran(name, arguments or {}))])
+        """The tool's business logic: call it only with input you checked (the answer says it ran)."""
+        self.ran.append(ran(name, arguments or {}))
+        return types.CallToolResult(content=[types.TextContent(type="text", text=self.ran[-1])])
 
 
 def tools(handler, config: dict) -> Server:
@@ -148,10 +149,10 @@ def tools(handler, config: dict) -> Server:
         return types.ListToolsResult(tools=[types.Tool(name=n, input_schema=s) for n, s in config["tools"].items()])
 
     async def on_call_tool(ctx, params) -> types.CallToolResult:
-        name, arguments = SENT.get()
-        return await called(lambda: handler(name, arguments, Tools(config["tools"])), lambda answer: None
-                            if isinstance(answer, types.CallToolResult)
-                            else f"returned {type(answer).__name__}, not a types.CallToolResult")
+        (name, arguments), catalog = SENT.get(), Tools(config["tools"])
+        answer = await called(lambda: handler(name, arguments, catalog), lambda a: None if isinstance(
+            a, types.CallToolResult) else f"returned {type(a).__name__}, not a types.CallToolResult")
+        return answer.model_copy(update={"meta": {"course/ran": catalog.ran}}) if catalog.ran else answer
 
     server = Server(config["name"], version="1.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
     server.middleware.append(as_sent)

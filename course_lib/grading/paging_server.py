@@ -86,6 +86,8 @@ def judge_walk(walked, expected: list[str], min_pages: int, kind: str = "tools")
         raise Failed(WRONG_RESULT, f"the walker read {found}")
     if walked.pages < min_pages:
         raise Failed(WRONG_RESULT, f"the walker read {found}: one page is not paging")
+    if expected and 0 in walked.page_sizes:  # a cursor to nothing: the page before it ended the list
+        raise Failed(WRONG_RESULT, f"the walker read {found}: a next cursor led to an empty page")
     return f"the walker read {found}"
 
 

@@ -20,7 +20,7 @@ from course_lib._runtime import interrupts
 from course_lib.errors import CourseError
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario
-from course_lib.grading.budget import observe
+from course_lib.grading.budget import ahead, observe
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.labs import connect
 from course_lib.scenarios import gather
@@ -89,7 +89,8 @@ async def run_battery(title: str, scenarios: list[Scenario], budget: float,
         return judge(s, outcome.with_wire(lab.wire.requests()[before:], wire=lab.wire))
 
     before = lab_servers()
-    verdicts = await each_scenario(run, scenarios, title)
+    with ahead([budget] * len(scenarios)):
+        verdicts = await each_scenario(run, scenarios, title)
     card = Scorecard(title, verdicts, budget if show_budget else None, battery)
     card.left_running = stop_leftovers(before)
     return publish(card)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import linecache
+import re
 import sys
 import textwrap
 import traceback
@@ -48,7 +49,11 @@ class Verdict:
 
     @property
     def hint(self) -> str:
-        return hint_for(self.scenario, self.failure_class or WRONG_RESULT, self.outcome)
+        """The hint, ``{value}`` in it replaced by the value that broke the rule (the judge's
+        ``outcome.state["value"]``: the cursor that repeated, the URI that was served)."""
+        value = self.outcome.state.get("value") if self.outcome is not None else None
+        hint = hint_for(self.scenario, self.failure_class or WRONG_RESULT, self.outcome)
+        return re.sub(r",? ?\{value\},?", "", hint) if value is None else hint.replace("{value}", value)
 
 
 def hint_for(s: Scenario, failure: str, outcome: Outcome | None = None) -> str:

@@ -104,7 +104,11 @@ def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
         if wanted is not None and outcome.value == wanted:
             return Verdict(s, True, f"answered {outcome.value!r}", None, outcome)
         kind = o.WRONG_RESULT if wanted is not None else o.MISSING_REFUSAL
-        return Verdict(s, False, f"the server answered {outcome.value!r}"[:160], kind, outcome)
+        sent = [f.message["params"].get("requestState") for f in outcome.sent if f.method == "tools/call"]
+        token = next((t for t in reversed(sent) if isinstance(t, str)), None)  # the state the server accepted
+        named = outcome if token is None else outcome.with_wire(
+            outcome.sent, value=repr(token if len(token) <= 40 else token[:40] + "…"))
+        return Verdict(s, False, f"the server answered {outcome.value!r}"[:160], kind, named)
     return Verdict(s, False, o.describe(outcome), o.failure_of(outcome), outcome)  # (None: a wrong result)
 
 

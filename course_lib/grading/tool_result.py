@@ -3,7 +3,7 @@
 The function is served by ``grading.harness tool_result`` as a real stdio server in each era of
 ``fixtures/grading/tool_result.json``. Each row calls one tool with the value it "computed" and
 reads the reply frame: a conforming value must arrive as ``structuredContent``, a non-conforming
-one as ``isError: true`` with a text and no ``structuredContent``."""
+one as ``isError: true`` with a text and no ``structuredContent``; a value sent is in a text too, as JSON."""
 from __future__ import annotations
 
 import json
@@ -40,7 +40,17 @@ def judge(expect: str, reply: dict, value) -> str:
         raise Failed(WRONG_REFUSAL, f"refused a value that conforms: isError true ({(texts or [''])[0][:60]})")
     if expect == "structured" and structured != value:
         raise Failed(WRONG_RESULT, f"sent {shown}, not the value {json.dumps(value)}")
+    if not any(_decodes_to(text, value) for text in texts):  # the text a client without structure reads
+        raise Failed(WRONG_RESULT, f"sent the texts {json.dumps(texts)[:80]}: none is the value's JSON, "
+                                   f"{json.dumps(value)}")
     return shown
+
+
+def _decodes_to(text: str, value) -> bool:
+    try:
+        return json.loads(text) == value
+    except ValueError:
+        return False
 
 
 async def ask_row(asker: served.Asker, row: dict) -> str:

@@ -12,8 +12,9 @@ probe, unless ``fixtures/grading/equivalent_mutants.json`` lists it as equivalen
 (``{"NN_chapter:name": {"<the mutant, without its line number>": "why it is equivalent"}}``).
 
 The cell runs in a namespace made of what the chapter's earlier cells import and define (their
-top-level imports, functions and classes; nothing they would run). Prints, per exercise: mutants,
-killed, equivalent, surviving, and each survivor; exit status 1 when any survived.
+top-level imports, functions and classes; nothing they would run). Prints each mutant as it is
+graded (a killed one with the first row that failed it and what that row saw), then, per exercise:
+mutants, killed, equivalent, surviving, and each survivor; exit status 1 when any survived.
 """
 from __future__ import annotations
 
@@ -229,8 +230,16 @@ async def run_chapter(path: Path, equivalent: dict, limit: int | None = None, sa
             bucket.append(mutant.description)
             say(f"  {'killed    ' if bucket is tally.killed else 'SURVIVED  ' if bucket is tally.survived else 'equivalent'}"
                 f" {tally.exercise} {mutant.description}"[:160])
+            if bucket is tally.killed and (row := killer(card)):
+                say(f"             by {row}"[:160])
         tallies.append(tally)
     return tallies
+
+
+def killer(card) -> str | None:
+    """The first row that failed the mutant, with what it observed (a row is one scenario value)."""
+    failed = next((v for v in getattr(card, "verdicts", ()) if not v.passed), None)
+    return None if failed is None else f"{failed.scenario.name} ({failed.scenario.era}): {failed.observed}"
 
 
 def table(tallies: list[Tally]) -> str:

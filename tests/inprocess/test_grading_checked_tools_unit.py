@@ -41,6 +41,8 @@ def test_the_judge_reads_each_answer_as_the_audit_does():
     for bare in (["resize"], ["resize", None]):  # no arguments: the business logic ran with {}
         said = {"result": {"content": [{"type": "text", "text": "resize ran with {}"}]}}
         assert kind_of("result", bare, said) is None
+    marked = {"result": {**flagged["result"], "_meta": {"course/ran": ['resize ran with {"cpus": 2}']}}}
+    assert kind_of("isError", call, marked) == o.WRONG_RESULT  # the server's record: the tool ran anyway
     refused = {"error": {"code": -32602, "message": "Unknown tool"}}
     assert kind_of("-32602", call, refused) is None
     assert kind_of("isError", call, refused) == o.WRONG_REFUSAL

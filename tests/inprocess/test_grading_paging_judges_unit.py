@@ -109,6 +109,13 @@ def test_too_few_pages_is_a_wrong_result(pages):
     assert kind == WRONG_RESULT and observed.endswith(": one page is not paging")
 
 
+def test_a_cursor_to_an_empty_page_is_a_wrong_result():
+    kind, observed = failure(judge_walk, catalog(TOOLS[:4], [2, 2, 0]), TOOLS[:4], 2)
+    assert kind == WRONG_RESULT and observed == ("the walker read ['alpha', 'beta', 'gamma', 'delta'] in pages "
+                                                 "[2, 2, 0]: a next cursor led to an empty page")
+    assert judge_walk(catalog([], [0]), [], 1) == "the walker read [] in pages [0]"  # an empty list is one empty page
+
+
 def test_a_refused_walk_and_a_rejected_walk_are_told_apart():
     assert failure(judge_walk, MCPError(-32602, "Invalid cursor"), TOOLS, 1) == (
         WRONG_REFUSAL, "the walk was refused: MCPError -32602: Invalid cursor")

@@ -27,7 +27,7 @@ def judged(expect, reply, value):
 
 
 def test_the_judge_reads_the_reply_frame():
-    ok = {"result": {"content": [{"type": "text", "text": "{}"}], "structuredContent": {"value": 7}}}
+    ok = {"result": {"content": [{"type": "text", "text": '{"value": 7}'}], "structuredContent": {"value": 7}}}
     refused = {"result": {"content": [{"type": "text", "text": "why"}], "isError": True}}
     assert judged("structured", ok, {"value": 7}) == (None, "isError=false, structuredContent={\"value\": 7}")
     assert judged("structured", ok, {"value": 8})[0] == WRONG_RESULT
@@ -42,8 +42,13 @@ def test_the_judge_reads_the_reply_frame():
     assert judged("is_error", both, {"value": 7})[0] == WRONG_RESULT
     for content in ([], [{"type": "text", "text": "  "}], [{"type": "image", "data": "", "mimeType": "image/png"}]):
         assert judged("is_error", {"result": {"content": content, "isError": True}}, None)[0] == WRONG_RESULT
-    # a tool without an outputSchema: any result that is no error passes, whatever it carries
-    assert judged("plain", ok, {"value": 8})[0] is None
+    # the text is read too: the value's JSON, for a client that reads no structuredContent
+    assert judged("plain", ok, {"value": 7})[0] is None
+    assert judged("plain", ok, {"value": 8}) == (WRONG_RESULT, 'sent the texts ["{\\"value\\": 7}"]: none is the '
+                                                              'value\'s JSON, {"value": 8}')
+    for texts in ([], [{"type": "text", "text": "{'value': 7}"}], [{"type": "text", "text": "7"}]):
+        assert judged("structured", {"result": {"content": texts, "structuredContent": {"value": 7}}},
+                      {"value": 7})[0] == WRONG_RESULT
     # a refusal of a conforming value is told with its text, or without one
     assert judged("plain", refused, {"value": 7}) == (WRONG_REFUSAL, "refused a value that conforms: isError true (why)")
     bare = {"result": {"content": [], "isError": True}}

@@ -89,3 +89,13 @@ def test_a_reference_that_fails_its_own_check_is_an_error_not_a_tally(tmp_path):
     nbformat.write(nb, path)
     (tally,) = asyncio.run(M.run_chapter(path, {}, say=lambda _: None))
     assert tally.errors == ["the reference itself does not pass its check"] and tally.killed == []
+
+
+def test_a_killed_mutant_is_told_with_the_first_row_that_failed_it():
+    from types import SimpleNamespace as NS
+    row = lambda name, era, passed, observed: NS(scenario=NS(name=name, era=era), passed=passed, observed=observed)  # noqa: E731
+    card = NS(passed=False, verdicts=[row("normal", "legacy", True, "returned ['a']"),
+                                      row("non-object arguments", "2026-07-28", False, '"status" []: a result'),
+                                      row("unknown tool", "legacy", False, '"" {}: a result')])
+    assert M.killer(card) == 'non-object arguments (2026-07-28): "status" []: a result'
+    assert M.killer(NS(passed=False)) is None  # a check whose card has no rows

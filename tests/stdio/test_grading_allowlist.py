@@ -142,6 +142,22 @@ async def prefix_match(ctx, params, library):  # anything that starts with a lis
     raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
 
 
+async def last_segment(ctx, params, library):  # the canonical last segment, whatever base came before it
+    segment = params.uri.rpartition("/")[2]
+    name = unquote(segment)
+    if quote(name, safe="") != segment or library.text_of(name) is None:
+        raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+    return contents(params.uri, name)
+
+
+async def base_anywhere(ctx, params, library):  # the base found anywhere in the URI, not only at its start
+    _, found, segment = params.uri.partition(library.base)
+    name = canonical_name(library.base + segment, library.base) if found else None
+    if name is None or library.text_of(name) is None:
+        raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+    return contents(params.uri, name)
+
+
 async def strips_whitespace(ctx, params, library):
     name = canonical_name(params.uri.strip(), library.base)
     if name is None or library.text_of(name) is None:
@@ -236,6 +252,10 @@ async def test_the_era_blind_handler_fails_only_its_2026_07_28_refusals():
     (decodes_first, "2026-07-28", "other spellings of a name", o.MISSING_REFUSAL, "'project://atlas/docs/%64esign' was served"),
     (slash_kept, "legacy", "names the chapter never showed", o.WRONG_REFUSAL, "refused the listed 'project://atlas/docs/design%2Fv2'"),
     (prefix_match, "legacy", "missing document", o.MISSING_REFUSAL, "'project://atlas/docs/design/extra' was served"),
+    (last_segment, "legacy", "another base, or the base encoded", o.MISSING_REFUSAL,
+     "'project://atlas/notes/design' was served"),
+    (base_anywhere, "2026-07-28", "another base, or the base encoded", o.MISSING_REFUSAL,
+     "'x-project://atlas/docs/design' was served"),
     (strips_whitespace, "2026-07-28", "query, fragment, whitespace", o.MISSING_REFUSAL, "' project://atlas/docs/design' was"),
     (own_key_error, "legacy", "traversal", o.CRASH, "your code crashed: KeyError"),
     (returns_text, "2026-07-28", "listed documents read", o.WRONG_RESULT, "the server could not answer: -32603"),
@@ -247,6 +267,8 @@ async def test_a_wrong_handler_fails_at_its_row_with_its_kind(handler, era, row,
     card = await grade_read_handler(handler, only=[row, control], eras=[era])
     verdict = assert_flagged(card, row, control, observed)
     assert verdict.failure_class == kind, card.text()
+    if kind == o.MISSING_REFUSAL:  # the hint names the URI that was served
+        assert f"Your handler served {observed.split(' was')[0]}" in verdict.hint, verdict.hint
 
 
 async def test_odd_spellings_decoded_fail_the_audits_probe_as_well():

@@ -9,11 +9,13 @@ import pytest
 from mcp import MCPError
 
 from course_lib.grading import outcome as o
-from course_lib.grading.checked_tools import grade_checked_tools
+from course_lib.grading.battery import load_battery
+from course_lib.grading.checked_tools import grade_checked_tools, shown
 from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
 AUDIT = "the audit's tool probes"
+TITLE, SCENARIOS, SPEC = load_battery("checked_tools")
 
 
 def invalid(text):
@@ -22,6 +24,16 @@ def invalid(text):
 
 def problems(name, arguments, catalog):
     return list(jsonschema.Draft202012Validator(catalog.tools[name]).iter_errors(arguments))
+
+
+def shape_checked(name, arguments, catalog, absent=lambda arguments: arguments is None):
+    """The name and the shape of arguments checked as the chapter teaches (``absent``: what means {})."""
+    if not isinstance(name, str) or name not in catalog.tools:
+        raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name!r}")
+    arguments = {} if absent(arguments) else arguments
+    if not isinstance(arguments, dict):
+        raise MCPError(types.INVALID_PARAMS, "arguments must be an object")
+    return arguments
 
 
 def trusting(name, arguments, catalog):
@@ -78,14 +90,23 @@ def types_only(name, arguments, catalog):
 
 def runs_renamed(name, arguments, catalog):
     """Checks well, but runs the tool with arguments of its own (a default filled in)."""
-    if not isinstance(name, str) or name not in catalog.tools:
-        raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {name!r}")
-    arguments = {} if arguments is None else arguments
-    if not isinstance(arguments, dict):
-        raise MCPError(types.INVALID_PARAMS, "arguments must be an object")
+    arguments = shape_checked(name, arguments, catalog)
     if problems(name, arguments, catalog):
         return invalid("bad input")
     return catalog.run(name, {"region": "eu-west", **arguments} if name == "provision" else arguments)
+
+
+def falsy_as_absent(name, arguments, catalog):
+    """Checks well, but reads any falsy arguments ([], 0, "", false) as absent: `arguments or {}`."""
+    arguments = shape_checked(name, arguments, catalog, absent=lambda arguments: not arguments)
+    return invalid("bad input") if problems(name, arguments, catalog) else catalog.run(name, arguments)
+
+
+def runs_then_checks(name, arguments, catalog):
+    """Answers each call rightly, but runs the tool before it looks at the input."""
+    arguments = shape_checked(name, arguments, catalog)
+    result = catalog.run(name, arguments)
+    return invalid("bad input") if problems(name, arguments, catalog) else result
 
 
 def forever(name, arguments, catalog):
@@ -105,11 +126,18 @@ def forever(name, arguments, catalog):
     (types_only, "out of range", "missing required", o.MISSING_REFUSAL, '"resize" {"cpus": 0}: a result (the call ran)'),
     (runs_renamed, "valid input runs the tool", "unknown keys", o.WRONG_RESULT,
      '"provision" {"size": "small"}: answered'),
+    (falsy_as_absent, "non-object arguments", "unknown tool", o.MISSING_REFUSAL, '"status" []: a result (the call ran)'),
+    (runs_then_checks, "wrong type", "unknown tool", o.WRONG_RESULT,
+     '"resize" {"cpus": "3"}: an isError result, but catalog.run ran first (resize ran with {"cpus": "3"})'),
 ])
 async def test_a_wrong_handler_fails_at_its_row(wrong, failing, control, kind, observed):
     card = await grade_checked_tools(wrong, only=sorted({failing, control}), eras=["2026-07-28"])
     verdict = assert_flagged(card, failing, control, observed)
     assert verdict.failure_class == kind
+    if kind != o.CRASH:  # the hint names the call that broke the rule, as the observation shows it
+        calls = next(row["calls"] for row in SPEC["scenarios"] if row["name"] == failing)
+        (named,) = [shown(c) for c in calls if verdict.observed.startswith(shown(c) + ":")]
+        assert verdict.hint.startswith(f"The call {named} "), verdict.hint
 
 
 async def test_the_audit_row_agrees_with_the_rows():

@@ -206,7 +206,11 @@ async def test_a_name_error_says_run_the_cells_above_first():
 
 async def test_a_hanging_walker_says_it_is_still_running_while_it_waits(capsys):
     await grade_walker(awaits_forever, only=["normal"], eras=["legacy"], budget=2)
-    assert capsys.readouterr().out == "still running — the budget is 2 s a call; a call still running then is stopped\n"
+    assert capsys.readouterr().out == ("still running — the budget is 2 s a call; a call still running then is "
+                                       "stopped; 1 call not finished: up to 2 s in all\n")
+    await grade_walker(awaits_forever, only=["normal", "single page", "empty catalog"], eras=["legacy"], budget=2)
+    assert capsys.readouterr().out == ("still running — the budget is 2 s a call; a call still running then is "
+                                       "stopped; 3 calls not finished: up to 6 s in all\n")
     await grade_walker(first_page_only, only=["single page"], eras=["legacy"], budget=2)
     assert capsys.readouterr().out == "", "a call that ends in time says nothing"
 
@@ -263,6 +267,9 @@ async def test_a_walker_that_never_returns_is_stopped_at_the_budget():
         assert verdict.failure_class == HANG
     assert control.passed, control.text()
     assert "Your function never finished and was stopped" in card.text()
+    wire = loops.verdicts[0].outcome.state["wire"]  # the hint names the cursor that came back
+    handed = wire.response_to(wire.requests("tools/list")[0]).message["result"]["nextCursor"]
+    assert f"Page 2 handed back the cursor {handed!r} of page 1." in loops.verdicts[0].hint
 
 
 async def test_a_spinning_walker_does_not_spoil_the_other_scenarios():

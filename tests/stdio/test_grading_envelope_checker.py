@@ -90,13 +90,13 @@ def loops_forever(line, request_id):
 async def test_the_untouched_starter_scores_zero():
     card = await grade_envelope(starter)
     assert not any(v.passed for v in card.verdicts), card.text()
-    assert len(card.verdicts) == 10
+    assert len(card.verdicts) == 14
     assert all(v.observed == "your code crashed: NotImplementedError" for v in card.verdicts)
 
 
 async def test_the_reference_with_the_chapters_require_passes_in_both_eras_and_interpreters(tmp_path):
     card = await grade_envelope(reference(tmp_path, "reference_my_check_reply"))
-    assert card.passed and len(card.verdicts) == 10, card.text()
+    assert card.passed and len(card.verdicts) == 14, card.text()
 
 
 async def test_an_assert_checker_passes_normally_and_fails_under_O():

@@ -144,6 +144,10 @@ async def test_a_wrong_sealer_fails_at_its_row(wrong, failing, control, kind, ob
     card = await grade_sealed_state(wrong, only=sorted({failing, control}))
     verdict = assert_flagged(card, failing, control, observed)
     assert verdict.failure_class == kind
+    if kind == o.MISSING_REFUSAL:  # the hint names the state that was accepted, as it was sent
+        states = [f.message["params"].get("requestState") for f in verdict.outcome.sent if f.method == "tools/call"]
+        shown = verdict.hint.split("'")[1].removesuffix("…")
+        assert len(shown) >= 10 and any(isinstance(t, str) and t.startswith(shown) for t in states), verdict.hint
 
 
 async def test_each_string_never_issued_is_judged_on_its_own_row():

@@ -51,8 +51,18 @@ def refused_with_content(tool, value):
 
 
 def rounded(tool, value):
-    """Sends a value of its own, not the one the tool computed."""
-    return types.CallToolResult(content=text({"value": "new"}), structured_content={"value": "new"})
+    """Sends a structured value of its own, not the one the tool computed (its text is right)."""
+    return types.CallToolResult(content=text(value), structured_content={"value": "new"})
+
+
+def python_text(tool, value):
+    """Refuses rightly, but the text of a value it sends is Python's spelling, not JSON."""
+    import jsonschema
+    try:
+        jsonschema.validate(value, tool.output_schema or {})
+    except jsonschema.ValidationError:
+        return always_refused(tool, value)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=str(value))], structured_content=value)
 
 
 def crashes(tool, value):
@@ -75,6 +85,8 @@ def with_the_chapters_check(tool, value):
     (protocol_error, "required key missing", "integer, as declared", WRONG_REFUSAL, "answered the JSON-RPC error"),
     (refused_with_content, "string where integer declared", "integer, as declared", WRONG_RESULT, "isError true, but"),
     (rounded, "string, as declared", "no declared schema", WRONG_RESULT, "sent isError=false"),
+    (python_text, "integer, as declared", "integer where string declared", WRONG_RESULT,
+     'sent the texts ["{\'value\': 7}"]: none is the value\'s JSON, {"value": 7}'),
     (crashes, "string, as declared", "string, as declared", CRASH, "your code crashed: KeyError"),
     (with_the_chapters_check, "string, as declared", "string, as declared", CRASH,
      "your code crashed: Unavailable: course_lib.chapters.schema_lab.accepts is unavailable"),
