@@ -147,7 +147,7 @@ def test_the_judge_reads_each_answer_as_the_audit_does():
     assert kind_of("-32602", call, refused) is None
     assert kind_of("isError", call, refused) == o.WRONG_REFUSAL
     crash = {"error": {"code": -32603, "message": "crashed: NotImplementedError: x",
-                       "data": {"crashed": "NotImplementedError"}}}
+                       "data": {"crashed": "NotImplementedError", "message": "x"}}}
     with pytest.raises(Failed) as failed:
         judge_call("result", call, crash)
     assert failed.value.kind == o.CRASH and failed.value.observed == "your code crashed: NotImplementedError: x"

@@ -131,7 +131,7 @@ def test_the_judge_reads_the_reply_frame():
     assert judged("is_error", refused, {"value": 7})[0] is None
     assert judged("is_error", ok, {"value": 7})[0] == MISSING_REFUSAL
     assert judged("plain", refused, {"value": 7})[0] == WRONG_REFUSAL
-    crashed = {"error": {"code": -32603, "message": "crashed: KeyError: 'x'", "data": {"crashed": "KeyError"}}}
+    crashed = {"error": {"code": -32603, "message": "crashed: KeyError: 'x'", "data": {"crashed": "KeyError", "message": "'x'"}}}
     assert judged("plain", crashed, None) == (CRASH, "your code crashed: KeyError: 'x'")
     assert judged("plain", {"error": {"code": -32603, "message": "Internal error"}}, None)[0] == WRONG_REFUSAL
     # isError true must come with one text and no structuredContent

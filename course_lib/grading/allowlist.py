@@ -127,7 +127,7 @@ async def _era(argv: list[str], era: str, rows: list[dict], spec: dict, budget: 
         for row in rows:
             if row["name"] in out:
                 continue
-            if "closed stdout" in exc.message:  # the server ended: the student's module, or their code, ended it
+            if exc.check == "closed_pipe":  # the server ended: the student's module, or their code, ended it
                 out[row["name"]] = (CRASH, "the server ended before it answered: your cell's code did not import, "
                                            "or it ended the process", None)
             elif exc.check != "reply_timeout":

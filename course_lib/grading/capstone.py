@@ -72,7 +72,7 @@ def judge_refresh_refusal(expected: str | None, outcome: o.Outcome) -> tuple[boo
         ok = expected == error.reason
         return ok, f"refused: {error_line(error)}", None if ok else o.WRONG_REFUSAL
     if outcome.kind == o.REFUSED:
-        return False, f"your code crashed: {o.last_line(error)}", o.CRASH
+        return False, o.describe(o.crashed(error)), o.CRASH
     return False, o.describe(outcome), o.failure_of(outcome)
 
 
@@ -155,7 +155,7 @@ def _answer(answer: o.Outcome) -> str:
     if isinstance(answer.error, CheckFailed):  # (a typed error: only ever in a REFUSED outcome)
         return f"refused: {error_line(answer.error)}"
     if answer.kind in (o.REFUSED, o.CRASHED):
-        return f"your code crashed: {o.last_line(answer.error)}"
+        return o.describe(o.crashed(answer.error))
     return o.describe(answer)
 
 
@@ -275,6 +275,7 @@ async def grade_capstone(student: Callable, *servers: Callable, battery: str = "
 
     verdicts = await each_scenario(run, [s for s in scenarios if s.name in rows], title)
     audited = [s for s in scenarios if s.name not in rows]
-    audits = await audited_server.audit_servers(spec, servers, {s.name for s in audited})
-    verdicts += [audited_server.judge_audit(s, audits[audited_server.function_of(spec, s)]) for s in audited]
+    audits, crashes = await audited_server.audit_servers(spec, servers, {s.name for s in audited})
+    verdicts += [audited_server.judge_audit(s, audits[audited_server.function_of(spec, s)],
+                                            crashes.get(audited_server.function_of(spec, s))) for s in audited]
     return publish(CapstoneCard(title, verdicts, battery, spec, audits))

@@ -10,6 +10,7 @@ valid input must reach ``catalog.run``."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Callable
 
 import anyio
@@ -19,7 +20,8 @@ from course_lib.audit.report import Report
 from course_lib.audit.session import Context, ProbeFailed, Target, probe
 from course_lib.grading import outcome as o
 from course_lib.grading import served
-from course_lib.grading.harness import CRASHED, ran
+from course_lib.grading.audited_server import PROBE_ENDED
+from course_lib.grading.harness import CRASH_LOG, ran
 from course_lib.grading.scorecard import Scorecard
 from course_lib.grading.served import Failed
 
@@ -81,8 +83,9 @@ async def run_rows(ctx: Context, era: str, rows: list[dict], budget: float) -> d
     return out
 
 
-async def run_audit(ctx: Context, era: str) -> tuple:
-    """The audit's list and tool probes on the student's server; every tool line must PASS."""
+async def run_audit(ctx: Context, era: str, crash_log: Path) -> tuple:
+    """The audit's list and tool probes on the student's server; every tool line must PASS (a
+    failing line is the student's crash when the harness logged one in ``crash_log``)."""
     ctx.capabilities[era] = {"tools": {}}
     report = Report(ctx.target.argv, era)
     await lists.run(ctx, era, report)
@@ -93,9 +96,10 @@ async def run_audit(ctx: Context, era: str) -> tuple:
         return None, f"{len(lines)} audit lines PASS", None
     line = bad[0] if bad else None
     said = f"{line.check} {line.verdict}: {line.detail}" if line else "the audit's tool probes did not run"
-    crashed = next((name for name in served.STARTERS if f"{CRASHED}{name}" in said), None)
-    failure = o.CRASH if CRASHED in said else o.HANG if "budget" in said else o.WRONG_REFUSAL
-    return failure, said[:200], served.student_error(crashed) if crashed else None
+    crash = served.logged_crash(crash_log)
+    if crash is not None:
+        return o.CRASH, said[:200], crash
+    return (o.HANG if line is not None and line.check == PROBE_ENDED else o.WRONG_REFUSAL), said[:200], None
 
 
 async def grade_checked_tools(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
@@ -110,8 +114,10 @@ async def grade_checked_tools(student: Callable, battery: str = BATTERY, *, only
             ctx = Context(Target(argv), ex.budget * 10 + 60, STARTUP)
             calls = ex.wanted(era, lambda row: row["answer"] != "audit")
             found = await run_rows(ctx, era, calls, ex.budget) if calls else {}
-            for row in ex.wanted(era, lambda row: row["answer"] == "audit"):
-                found[row["name"]] = await run_audit(ctx, era)
+            for n, row in enumerate(ex.wanted(era, lambda row: row["answer"] == "audit")):
+                log = ex.folder / f"audit-{era}-{n}.crashes.jsonl"
+                audited = Context(Target(argv, {CRASH_LOG: str(log)}), ex.budget * 10 + 60, STARTUP)
+                found[row["name"]] = await run_audit(audited, era, log)
             return found
 
         return await served.grade(ex, run_era)

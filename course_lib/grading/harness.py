@@ -5,7 +5,7 @@ module from its file (written by ``grading.child``, so a traceback keeps its rea
 serves, on the SDK's low-level ``Server``, the exercise ``KIND``: ``paging`` (chapter 3), ``tools``
 (5), ``tool_result`` (6), ``read`` (04), ``snapshot`` (05) or ``state`` (11). Every call of the
 student's code goes through ``called``: ``MCPError`` passes through; any other exception, or an
-answer of the wrong type, is ``-32603 crashed: Type: message`` with ``data.crashed`` = its type
+answer of the wrong type, is ``-32603 crashed: Type: message`` with its ``outcome.crash_record`` as ``data``
 (the traceback goes to stderr), so a grader tells the student's crash from the SDK's own error.
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
+import os
 import secrets
 import sys
 import traceback
@@ -25,10 +26,11 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server
 
-from course_lib.grading.outcome import crash_line
+from course_lib.grading.outcome import crash_line, crash_record
 from course_lib.servers._base import serve
 
-CRASHED = "crashed: "  # how the student's own error is prefixed on the wire
+CRASHED = "crashed: "  # how the student's own error is prefixed on the wire (for a reader; graders read data)
+CRASH_LOG = "COURSE_CRASH_LOG"
 
 
 def load(path: str, function: str):
@@ -40,9 +42,14 @@ def load(path: str, function: str):
 
 
 def crash(exc: BaseException) -> MCPError:
-    """The student's own error as the wire shows it: -32603, its type in ``data.crashed``."""
+    """The student's own error as the wire shows it: -32603, its ``crash_record`` as ``data`` (also
+    appended, one JSON line, to the file ``COURSE_CRASH_LOG`` names: what an audit's grader reads)."""
     traceback.print_exception(exc)
-    return MCPError(types.INTERNAL_ERROR, CRASHED + crash_line(exc), {"crashed": type(exc).__name__})
+    record = crash_record(exc)
+    if os.environ.get(CRASH_LOG):
+        with open(os.environ[CRASH_LOG], "a", encoding="utf-8") as log:
+            log.write(json.dumps(record) + "\n")
+    return MCPError(types.INTERNAL_ERROR, CRASHED + crash_line(exc), record)
 
 
 @contextmanager

@@ -5,6 +5,8 @@ teach: ``CourseError`` or ``MCPError``, in ``error``), ``CRASHED`` (any other ex
 ``error``), ``HUNG`` (stopped at ``budget``) or ``LAB_FAILED`` (the lab itself, not the student).
 ``sent`` holds the frames the call put on the wire, ``state`` what the lab left behind (a judge
 reads both). Nothing here is prose until ``describe`` is asked, when a scorecard is rendered.
+The student's exception raised in another process travels as data (``crash_record``) and comes
+back as a ``CRASHED`` outcome (``crash_from``), never by reading a message.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from mcp import MCPError
 
 from course_lib.display import error_line
 from course_lib.errors import CourseError
+from course_lib.grading.unavailable import Unavailable
 
 RETURNED, REFUSED, CRASHED, HUNG, LAB_FAILED = "returned", "refused", "crashed", "hung", "lab failed"
 KINDS = (RETURNED, REFUSED, CRASHED, HUNG, LAB_FAILED)
@@ -73,20 +76,54 @@ def is_typed(exc: BaseException) -> bool:
     return isinstance(exc, (CourseError, MCPError))
 
 
+class ElsewhereError(Exception):
+    """The student's exception, raised in another process: its type's name and its message."""
+
+    def __init__(self, type_name: str, message: str = ""):
+        super().__init__(message)
+        self.type_name = type_name
+
+
+# The exceptions rebuilt as themselves from another process (a scorecard's hint reads their type).
+REBUILT = {"NotImplementedError": NotImplementedError, "NameError": NameError}
+
+
+def crash_record(exc: BaseException) -> dict:
+    """The student's exception as data another process can read (``crash_from``)."""
+    record = {"crashed": type(exc).__name__, "message": str(exc)}
+    if isinstance(exc, Unavailable):
+        record["unavailable"] = exc.dotted
+    return record
+
+
+def crash_from(record: dict) -> Outcome:
+    """The ``CRASHED`` outcome of a ``crash_record``."""
+    name, message = str(record["crashed"]), str(record.get("message", ""))
+    if record.get("unavailable"):
+        return crashed(Unavailable(record["unavailable"]))
+    return crashed(REBUILT[name](message) if name in REBUILT else ElsewhereError(name, message))
+
+
 def failure_of(outcome: Outcome) -> str | None:
     """The failure kind an outcome is by itself (a crash, a hang, a lab failure), else None."""
     return {CRASHED: CRASH, HUNG: HANG, LAB_FAILED: LAB}.get(outcome.kind)
 
 
+def type_name(exc: BaseException) -> str:
+    return exc.type_name if isinstance(exc, ElsewhereError) else type(exc).__name__
+
+
 def last_line(exc: BaseException) -> str:
     """The last line of the traceback Python would print: ``Type: message``, on one line."""
+    if isinstance(exc, ElsewhereError):
+        return " ".join(f"{exc.type_name}: {exc}".split())
     return " ".join(error_line(exc).split())
 
 
 def crash_line(exc: BaseException) -> str:
     """``Type: message`` (just ``Type`` when there is no message)."""
     message = str(exc)
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return f"{type_name(exc)}: {message}" if message else type_name(exc)
 
 
 def no_result(budget: float) -> str:

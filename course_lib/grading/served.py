@@ -3,7 +3,7 @@
 ``written`` copies the function into a module (``grading.child``; one that cannot be copied is the
 student's crash on every row) and names the ``grading.harness`` command line that serves it.
 A row fails by raising ``Failed(kind, observed, outcome)``. The student's own exception arrives as
-``-32603`` with ``data.crashed`` (``crash_of``, rebuilt by type for the card's hint); a reply that
+``-32603`` with its ``outcome.crash_record`` as ``data`` (``crash_of``: a ``CRASHED`` outcome); a reply that
 never came ends its lab's rows (``Asker``); a lab that fails is ``LAB`` for the rows left
 (``on_lab``); ``grade`` runs the labs and publishes the card.
 """
@@ -24,7 +24,6 @@ from course_lib.errors import CourseError
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario, load_battery, rows_of, select
 from course_lib.grading.child import SourceError, child_argv, write_module
-from course_lib.grading.harness import CRASHED
 from course_lib.grading.runner import FAIL_FAST
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.grading.unavailable import Unavailable
@@ -33,7 +32,6 @@ from course_lib.scenarios import for_each
 
 HARNESS = "course_lib.grading.harness"
 NOT_ASKED = "not asked: an earlier request got no answer"
-STARTERS = {"NotImplementedError": NotImplementedError, "NameError": NameError}
 
 
 class Failed(Exception):
@@ -49,24 +47,26 @@ class Failed(Exception):
         return self.kind, self.observed, self.outcome
 
 
-def student_error(type_name: str, said: str = "") -> o.Outcome | None:
-    """The student's exception rebuilt by its type's name (``said``: ``Type: message``), for the
-    card's hint: the starter's, a missing name, a library function the exercise withholds."""
-    if type_name == "Unavailable":
-        return o.crashed(Unavailable(said.split(": ", 1)[-1].split(" ", 1)[0]))
-    error = STARTERS.get(type_name)
-    return None if error is None else o.crashed(error())
-
-
 def crash_of(error: dict | MCPError) -> Failed | None:
-    """The student's own crash, when that is what ``error`` (a reply's error, or an ``MCPError``) is."""
+    """The student's own crash (its ``CRASHED`` outcome rebuilt from ``data``), when that is what
+    ``error`` (a reply's error, or an ``MCPError``) is."""
     if isinstance(error, MCPError):
         error = {"code": error.error.code, "message": error.error.message, "data": error.error.data}
     data = error.get("data")
     if error.get("code") != types.INTERNAL_ERROR or not isinstance(data, dict) or not data.get("crashed"):
         return None
-    said = str(error.get("message", ""))[len(CRASHED):]
-    return Failed(o.CRASH, "your code crashed: " + said, student_error(data["crashed"], said))
+    return crashed(o.crash_from(data))
+
+
+def crashed(outcome: o.Outcome) -> Failed:
+    """A row that ends with the student's crash."""
+    return Failed(o.CRASH, o.describe(outcome), outcome)
+
+
+def logged_crash(path: Path) -> o.Outcome | None:
+    """The first crash the harness appended to ``path`` (``harness.CRASH_LOG``), as its outcome."""
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    return o.crash_from(json.loads(lines[0])) if lines else None
 
 
 class Asker:
