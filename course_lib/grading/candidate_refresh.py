@@ -205,25 +205,34 @@ PROBES = {"probe_caller_failure": probe_caller_failure,
           "probe_retry_recovers": probe_retry_recovers, "probe_retry_gives_up": probe_retry_gives_up}
 
 
-def classify(group: BaseException, budget: float) -> tuple[str, str, str, o.Outcome | None]:
-    """A failed probe's (what happened, its hint key, failure, outcome); re-raised when not the student's."""
+def classify(group: BaseException, budget: float) -> o.Outcome:
+    """A failed probe's outcome: ``REFUSED`` by a probe's named check (``CheckFailed``), ``HUNG``, or
+    the student's ``CRASHED``; re-raised when not the student's."""
     exc = unwrap(group) if isinstance(group, BaseExceptionGroup) else group
     if isinstance(exc, CheckFailed):
-        return str(exc), exc.check, o.WRONG_RESULT, None
+        return o.raised(exc)
     if isinstance(exc, TimeoutError) or stopped_inside(exc):
-        return no_result(budget), "no result", o.HANG, o.hung(budget)
+        return o.hung(budget)
     if isinstance(exc, Exception):  # the student's own bug is a verdict, not a crash of the grader
-        return o.describe(o.crashed(exc)), "your code crashed", o.CRASH, o.crashed(exc)
+        return o.crashed(exc)
     raise group
 
 
+def judged(outcome: o.Outcome) -> tuple[str, str, str]:
+    """(what happened, its hint key, failure kind) of a failed probe's outcome."""
+    if outcome.kind == o.REFUSED:
+        return str(outcome.error), outcome.error.check, o.WRONG_RESULT
+    return o.describe(outcome), *((("no result", o.HANG) if outcome.kind == o.HUNG else ("your code crashed", o.CRASH)))
+
+
 def judge_eras(s: Scenario, found: dict, hints: dict) -> Verdict:
-    """One row: the probe's result in every era (None: it passed); it passes only if it passes in all."""
-    failures = {era: result for era, result in found.items() if result is not None}
+    """One row: the probe's outcome in every era (None: it passed); it passes only if it passes in all."""
+    failures = {era: judged(outcome) for era, outcome in found.items() if outcome is not None}
     if not failures:
         return Verdict(s, True, "the probe passes")
     observed = [result[0] for result in failures.values()]
-    _, key, failure, seen = next(iter(failures.values()))
+    _, key, failure = next(iter(failures.values()))
+    seen = next(outcome for outcome in found.values() if outcome is not None)
     same = len(failures) == len(found) and len(set(observed)) == 1
     text = observed[0] if same else "; ".join(f"{era}: {result[0]}" for era, result in failures.items())
     return Verdict(replace(s, hint=hints.get(key, s.hint)), False, text, failure, seen)
@@ -275,7 +284,7 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
                                             {"active": schema_lab.audit_of(active),
                                              "candidate": schema_lab.audit_of(opener.lab)}))
 
-    async def outcome(s: Scenario, era: str) -> tuple[str, str, str, o.Outcome | None] | None:
+    async def outcome(s: Scenario, era: str) -> o.Outcome | None:
         """None when the probe passes in ``era``; otherwise what ``classify`` makes of its exception."""
         try:
             await attempt(s, entries[s.name], era)

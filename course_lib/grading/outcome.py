@@ -76,15 +76,8 @@ def is_typed(exc: BaseException) -> bool:
     return isinstance(exc, (CourseError, MCPError))
 
 
-class ElsewhereError(Exception):
-    """The student's exception, raised in another process: its type's name and its message."""
-
-    def __init__(self, type_name: str, message: str = ""):
-        super().__init__(message)
-        self.type_name = type_name
-
-
-# The exceptions rebuilt as themselves from another process (a scorecard's hint reads their type).
+# The exceptions rebuilt as themselves from another process (a scorecard's hint reads their type);
+# any other is rebuilt as an ``Exception`` of the same name.
 REBUILT = {"NotImplementedError": NotImplementedError, "NameError": NameError}
 
 
@@ -101,7 +94,7 @@ def crash_from(record: dict) -> Outcome:
     name, message = str(record["crashed"]), str(record.get("message", ""))
     if record.get("unavailable"):
         return crashed(Unavailable(record["unavailable"]))
-    return crashed(REBUILT[name](message) if name in REBUILT else ElsewhereError(name, message))
+    return crashed((REBUILT.get(name) or type(name, (Exception,), {"__module__": "student"}))(message))
 
 
 def failure_of(outcome: Outcome) -> str | None:
@@ -109,21 +102,15 @@ def failure_of(outcome: Outcome) -> str | None:
     return {CRASHED: CRASH, HUNG: HANG, LAB_FAILED: LAB}.get(outcome.kind)
 
 
-def type_name(exc: BaseException) -> str:
-    return exc.type_name if isinstance(exc, ElsewhereError) else type(exc).__name__
-
-
 def last_line(exc: BaseException) -> str:
     """The last line of the traceback Python would print: ``Type: message``, on one line."""
-    if isinstance(exc, ElsewhereError):
-        return " ".join(f"{exc.type_name}: {exc}".split())
     return " ".join(error_line(exc).split())
 
 
 def crash_line(exc: BaseException) -> str:
     """``Type: message`` (just ``Type`` when there is no message)."""
     message = str(exc)
-    return f"{type_name(exc)}: {message}" if message else type_name(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def no_result(budget: float) -> str:
