@@ -110,11 +110,11 @@ async def _row(wire, row: dict, listed: list[str], era: str, spec: dict, library
     return f"{len(exchanges)} read(s) answered as expected" + (" and the audit agrees" if kind else "")
 
 
-async def _era(argv: list[str], era: str, rows: list[dict], spec: dict, budget: float) -> dict[str, tuple]:
+async def _era(argv: list[str], era: str, rows: list[dict], spec: dict, budget: float) -> dict[str, o.Outcome]:
     library = load_library(spec)
     # start-up (a fresh interpreter, the handshake) and the listing are the harness's, not the handler's
     ctx = Context(Target(argv), budget=budget * 8 * len(rows) + 2 * STARTUP, request_timeout=STARTUP)
-    out: dict[str, tuple] = {}
+    out: dict[str, o.Outcome] = {}
     try:
         async with probe(ctx, era) as wire:
             listing = await wire.request("resources/list", None)
@@ -128,13 +128,13 @@ async def _era(argv: list[str], era: str, rows: list[dict], spec: dict, budget: 
             if row["name"] in out:
                 continue
             if exc.check == "closed_pipe":  # the server ended: the student's module, or their code, ended it
-                out[row["name"]] = (CRASH, "the server ended before it answered: your cell's code did not import, "
-                                           "or it ended the process", None)
+                out[row["name"]] = o.judged(CRASH, "the server ended before it answered: your cell's code did not "
+                                                   "import, or it ended the process")
             elif exc.check != "reply_timeout":
-                out[row["name"]] = (LAB, f"the lab could not run: [{exc.check}] {exc.message}"[:150], None)
+                out[row["name"]] = o.judged(LAB, f"the lab could not run: [{exc.check}] {exc.message}"[:150])
             else:  # the row that got no answer, then the rows never asked
                 said = o.no_result(budget) if first else NOT_ASKED
-                out[row["name"]] = (HANG, said, o.hung(budget, None if first else NOT_ASKED))
+                out[row["name"]] = o.judged(HANG, said, o.hung(budget, None if first else NOT_ASKED))
             first = False
     return out
 

@@ -53,37 +53,37 @@ def judge_call(expected: str, call: list, reply: dict) -> str:
     return said
 
 
-async def run_rows(ctx: Context, era: str, rows: list[dict], budget: float) -> dict[str, tuple]:
-    """The calls of every row on one server process; (failure, observed, outcome) per row.
+async def run_rows(ctx: Context, era: str, rows: list[dict], budget: float) -> dict[str, o.Outcome]:
+    """The calls of every row on one server process; its ``judged`` outcome per row.
 
     The server's start-up is waited for first (a ``tools/list``, under the probe's own timeout);
     then each call has ``budget`` seconds, and after a call that gets no answer nothing is asked."""
-    out: dict[str, tuple] = {}
+    out: dict[str, o.Outcome] = {}
     try:
         async with probe(ctx, era) as wire:
             await wire.request("tools/list", {})
             for row in rows:
-                verdict = (None, f"{len(row['calls'])} calls, each {row['answer']}", None)
+                verdict = o.judged(None, f"{len(row['calls'])} calls, each {row['answer']}")
                 for call in row["calls"]:
                     params = {"name": call[0], **({"arguments": call[1]} if len(call) > 1 else {})}
                     with anyio.move_on_after(budget) as scope:
                         reply = await wire.request("tools/call", params)
                     if scope.cancelled_caught:
-                        stopped = (o.HANG, f"{shown(call)}: {o.no_result(budget)}", o.hung(budget))
+                        stopped = o.judged(o.HANG, f"{shown(call)}: {o.no_result(budget)}", o.hung(budget))
                         return {**out, **{r["name"]: stopped for r in rows if r["name"] not in out}}
                     try:
                         judge_call(row["answer"], call, reply)
                     except Failed as failed:
-                        verdict = failed.result
+                        verdict = failed.outcome
                         break
                 out[row["name"]] = verdict
     except ProbeFailed as exc:
         for row in rows:
-            out.setdefault(row["name"], (o.LAB, f"the lab could not run: {exc.check}: {exc.message}"[:200], None))
+            out.setdefault(row["name"], o.judged(o.LAB, f"the lab could not run: {exc.check}: {exc.message}"[:200]))
     return out
 
 
-async def run_audit(ctx: Context, era: str, crash_log: Path) -> tuple:
+async def run_audit(ctx: Context, era: str, crash_log: Path) -> o.Outcome:
     """The audit's list and tool probes on the student's server; every tool line must PASS (a
     failing line is the student's crash when the harness logged one in ``crash_log``)."""
     ctx.capabilities[era] = {"tools": {}}
@@ -93,13 +93,13 @@ async def run_audit(ctx: Context, era: str, crash_log: Path) -> tuple:
     lines = [line for line in report.lines if line.check in AUDITED or line.verdict == "FAIL"]
     bad = [line for line in lines if line.verdict != "PASS"]
     if not bad and {line.check for line in lines} >= set(AUDITED):
-        return None, f"{len(lines)} audit lines PASS", None
+        return o.judged(None, f"{len(lines)} audit lines PASS")
     line = bad[0] if bad else None
     said = f"{line.check} {line.verdict}: {line.detail}" if line else "the audit's tool probes did not run"
     crash = served.logged_crash(crash_log)
     if crash is not None:
-        return o.CRASH, said[:200], crash
-    return (o.HANG if line is not None and line.check == PROBE_ENDED else o.WRONG_REFUSAL), said[:200], None
+        return o.judged(o.CRASH, said[:200], crash)
+    return o.judged(o.HANG if line is not None and line.check == PROBE_ENDED else o.WRONG_REFUSAL, said[:200])
 
 
 async def grade_checked_tools(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
@@ -110,7 +110,7 @@ async def grade_checked_tools(student: Callable, battery: str = BATTERY, *, only
             return ex.card
         argv = ex.argv(ex.config("server", ex.spec["server"]))
 
-        async def run_era(era: str) -> dict[str, tuple]:
+        async def run_era(era: str) -> dict[str, o.Outcome]:
             ctx = Context(Target(argv), ex.budget * 10 + 60, STARTUP)
             calls = ex.wanted(era, lambda row: row["answer"] != "audit")
             found = await run_rows(ctx, era, calls, ex.budget) if calls else {}

@@ -10,7 +10,7 @@ back as a ``CRASHED`` outcome (``crash_from``), never by reading a message.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcp import MCPError
@@ -37,6 +37,9 @@ class Outcome:
     sent: tuple = ()
     state: dict = field(default_factory=dict, compare=False)
     not_asked: str | None = None  # HUNG without being run: why it was not asked
+    # A judge's reading of the row (``judged``): its failure kind (None: it passed) and its one line.
+    failure: str | None = None
+    observed: str | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -47,8 +50,29 @@ class Outcome:
         return self.kind == REFUSED
 
     def with_wire(self, sent, **state) -> "Outcome":
-        return Outcome(self.kind, self.value, self.error, self.budget, tuple(sent), {**self.state, **state},
-                       self.not_asked)
+        return replace(self, sent=tuple(sent), state={**self.state, **state})
+
+
+class Failed(Exception):
+    """Raised by a judge that rejects a row: it carries the row's ``judged`` outcome, nothing else."""
+
+    def __init__(self, failure: str, observed: str, outcome: Outcome | None = None):
+        super().__init__(observed)
+        self.outcome = judged(failure, observed, outcome)
+
+    @property
+    def kind(self) -> str:
+        return self.outcome.failure
+
+    @property
+    def observed(self) -> str:
+        return self.outcome.observed
+
+
+def judged(failure: str | None, observed: str, outcome: Outcome | None = None) -> Outcome:
+    """A row as its judge read it: the failure kind (one of ``FAILURES``; None: it passed) and what
+    was observed, on the student's outcome (a ``RETURNED`` one when the judge read the wire)."""
+    return replace(outcome or Outcome(RETURNED), failure=failure, observed=observed)
 
 
 def returned(value: Any) -> Outcome:
