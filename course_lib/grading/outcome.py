@@ -102,7 +102,7 @@ def is_typed(exc: BaseException) -> bool:
 
 # The exceptions rebuilt as themselves from another process (a scorecard's hint reads their type);
 # any other is rebuilt as an ``Exception`` of the same name.
-REBUILT = {"NotImplementedError": NotImplementedError, "NameError": NameError}
+REBUILT = {"NotImplementedError": NotImplementedError, "NameError": NameError, "AssertionError": AssertionError}
 
 
 def crash_record(exc: BaseException) -> dict:
@@ -127,8 +127,9 @@ def failure_of(outcome: Outcome) -> str | None:
 
 
 def last_line(exc: BaseException) -> str:
-    """The last line of the traceback Python would print: ``Type: message``, on one line."""
-    return " ".join(error_line(exc).split())
+    """The last line of the traceback Python would print: ``Type: message`` on one line (``Type`` alone
+    when there is no message)."""
+    return " ".join(error_line(exc).split()) if str(exc).strip() else error_line(exc).split(":")[0]
 
 
 def crash_line(exc: BaseException) -> str:
