@@ -17,7 +17,7 @@ import json
 from typing import Callable
 from urllib.parse import quote
 
-from course_lib.audit import resources as audit_uris
+from course_lib.audit import read_canonical, read_missing, read_spellings
 from course_lib.audit.report import Report
 from course_lib.audit.session import Context, ProbeFailed, Target, probe
 from course_lib.grading import outcome as o
@@ -83,11 +83,11 @@ async def _row(wire, row: dict, listed: list[str], era: str, spec: dict, library
     report, before = Report(command=[], era=era), len(wire.exchanges)
     kind = row.get("audit")
     if kind == "canonical":
-        await audit_uris._canonical(wire, [{"uri": u} for u in listed], era, report)
+        await read_canonical(wire, [{"uri": u} for u in listed], era, report)
     elif kind == "spellings":  # the odd spellings of every listed URI, whatever the canonical reads did
-        await audit_uris._odd(wire, {u: [] for u in listed}, era, report)
+        await read_spellings(wire, {u: [] for u in listed}, era, report)
     elif kind == "missing":
-        await audit_uris._missing(wire, listed[0] if listed else "project:", [], era, report)
+        await read_missing(wire, listed[0] if listed else "project:", [], era, report)
     elif "reads" in row:
         for uri in row["reads"]:
             await wire.request("resources/read", {"uri": uri})

@@ -15,7 +15,7 @@ from typing import Callable
 
 import anyio
 
-from course_lib.audit import lists, tools
+from course_lib.audit import answer_kind, lists, tools
 from course_lib.audit.report import Report
 from course_lib.audit.session import Context, ProbeFailed, Target, probe
 from course_lib.grading import outcome as o
@@ -40,7 +40,7 @@ def shown(call: list) -> str:
 
 def judge_call(expected: str, call: list, reply: dict) -> str:
     """What was observed in one call's answer; a failure raises ``Failed``."""
-    kind, said = tools._answer(reply)
+    kind, said = answer_kind(reply)
     crash = served.crash_of(reply["error"]) if isinstance(reply.get("error"), dict) else None
     if crash is not None:
         raise crash
