@@ -18,9 +18,8 @@ from course_lib.chapters.negative_controls import require
 from course_lib.errors import CatalogError, CheckFailed, unwrap
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario, load_battery, select
-from course_lib.grading.budget import Stopped, stopped_inside, watched
+from course_lib.grading.budget import stopped_inside, within
 from course_lib.grading.candidate_opener import CandidateOpener, sent, settled
-from course_lib.grading.outcome import no_result
 from course_lib.grading.runner import each_scenario
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.grading.unavailable import without
@@ -263,22 +262,12 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
                 async with connect("schema", fixture=active_fixture, era=era, lab_timeout=budget + 60,
                                    **schema_lab.BUDGET) as active:
                     await settled(active)
-                    # A cancel scope, not fail_after: connect would report a TimeoutError as its own.
-                    # The watchdog stops a context manager that never gives the event loop back.
-                    with watched(budget) as watch, anyio.move_on_after(budget) as scope:
-                        if watch is not None:
-                            watch.scope = scope
-                        try:
-                            observed = await probe(student, active, opener, era, *oracle)
-                        except Stopped:
-                            raise TimeoutError(no_result(budget)) from None
-                        finally:
-                            if watch is not None:
-                                watch.active = False
+                    with within(budget) as bound:  # (a context manager that spins is stopped too)
+                        observed = await probe(student, active, opener, era, *oracle)
             finally:
                 await opener.close_all()
-        if scope.cancelled_caught:
-            raise TimeoutError(f"no result within {budget:g} s")
+        if bound.expired:
+            raise TimeoutError(o.no_result(budget))
         if entry["probe"] == "probe_in_place":  # the oracles need both servers' finished audits
             schema_lab.check(schema_lab.Run(entry["oracle"], era, observed,
                                             {"active": schema_lab.audit_of(active),

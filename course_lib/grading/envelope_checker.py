@@ -3,16 +3,15 @@
 A real atlas session is captured in each era, its first reply damaged as each row of
 ``fixtures/grading/envelope.json`` says, and replayed through the stand-in with the student's
 checker inside ``LineClient``, in a normal and a ``python -O`` child interpreter (the function is
-copied there by ``grading.child``; each call is stopped at the budget by ``SIGALRM``). A row passes
-only if, in both eras and both interpreters, the damaged reply is refused at its named check at
-the first reply, and the undamaged session passes."""
+copied there by ``grading.child``; each call is bounded by ``grading.budget``, as in the kernel).
+A row passes only if, in both eras and both interpreters, the damaged reply is refused at its
+named check at the first reply, and the undamaged session passes."""
 from __future__ import annotations
 
 import copy
 import importlib.util
 import json
 import shutil
-import signal
 import sys
 import tempfile
 from dataclasses import replace
@@ -25,6 +24,7 @@ from course_lib._runtime.process import started_server
 from course_lib.chapters.envelope_controls import STANDIN, atlas_session, capture, damaged
 from course_lib.errors import CheckFailed, CourseError
 from course_lib.grading import outcome as o
+from course_lib.grading.budget import observe_now
 from course_lib.grading.battery import Scenario, load_battery, select
 from course_lib.grading.child import SourceError, child_argv, write_module
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
@@ -37,34 +37,22 @@ MODULE = "student_checker"
 
 # -- the child: replays with the student's checker ------------------------------------------
 
-class _Hung(BaseException):
-    pass
-
-
-def _alarm(signum, frame):
-    raise _Hung()
-
-
 def guarded(checker: Callable, budget: float) -> Callable[[bytes, int], dict]:
-    """The student's checker as ``LineClient`` calls it, stopped after ``budget`` seconds: anything
-    but a returned reply object or a ``CheckFailed`` raises ``outcome.Failed`` with what it did."""
+    """The student's checker as ``LineClient`` calls it, under its budget (``budget.observe_now``):
+    anything but a returned reply object or a ``CheckFailed`` raises ``outcome.Failed`` with what it did."""
 
     def check(line: bytes, request_id: int) -> dict:
-        previous = signal.signal(signal.SIGALRM, _alarm)
-        signal.setitimer(signal.ITIMER_REAL, budget)
-        try:
-            value = checker(line, request_id)
-        except CheckFailed:
-            raise
-        except _Hung:
-            raise o.Failed(o.HANG, f"no answer within {budget:g} s", o.hung(budget)) from None
-        except AssertionError as exc:
-            raise o.Failed(o.WRONG_RESULT, f"raised AssertionError: {exc}"[:200], o.crashed(exc)) from None
-        except Exception as exc:
-            raise o.Failed(o.CRASH, o.describe(o.crashed(exc))[:219], o.crashed(exc)) from None
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+        outcome = observe_now(lambda: checker(line, request_id), budget)
+        error = outcome.error
+        if isinstance(error, CheckFailed):
+            raise error
+        if outcome.kind == o.HUNG:
+            raise o.Failed(o.HANG, f"no answer within {budget:g} s", outcome)
+        if isinstance(error, AssertionError):
+            raise o.Failed(o.WRONG_RESULT, f"raised AssertionError: {error}"[:200], outcome)
+        if error is not None:
+            raise o.Failed(o.CRASH, o.describe(o.crashed(error))[:219], o.crashed(error))
+        value = outcome.value
         try:
             parsed = json.loads(line)
         except ValueError:
