@@ -290,7 +290,7 @@ URI = BASE + "missing"
 def test_a_refusal_is_judged_by_its_code_and_data(reply, kind):
     with pytest.raises(Failed) as wrong:
         judge_refusal(URI, reply, "2026-07-28")
-    assert wrong.value.kind == kind
+    assert wrong.value.outcome.failure == kind
 
 
 def test_the_right_refusal_passes_in_its_era_only():
@@ -317,7 +317,7 @@ def test_a_read_is_judged_by_uri_mime_and_text(item, ok):
     else:
         with pytest.raises(Failed) as wrong:
             judge_read(URI, reply, "t", MIME)
-        assert wrong.value.kind == o.WRONG_RESULT
+        assert wrong.value.outcome.failure == o.WRONG_RESULT
 
 
 # -- the serving engine, in process: the harness's crash and the grader's reading of it ----------
@@ -355,7 +355,7 @@ def test_a_crash_on_the_wire_is_rebuilt_by_type_for_the_hint(crashed, message, s
 
     data = {"crashed": crashed, "message": message, **({"unavailable": "course_lib.x.y"} if crashed == "Unavailable" else {})}
     failed = crash_of({"code": -32603, "message": "crashed: " + said, "data": data})
-    assert (failed.kind, failed.observed, failed.outcome.kind) == (o.CRASH, "your code crashed: " + said, o.CRASHED)
+    assert (failed.outcome.failure, failed.outcome.observed, failed.outcome.kind) == (o.CRASH, "your code crashed: " + said, o.CRASHED)
     if crashed == "Unavailable":
         assert isinstance(failed.outcome.error, Unavailable) and failed.outcome.error.dotted == "course_lib.x.y"
     else:
@@ -382,13 +382,13 @@ def test_every_exercise_harness_is_started_by_the_fork_server():
 def test_a_served_uri_is_told_with_what_it_carried_even_when_malformed(reply, said):
     with pytest.raises(Failed) as wrong:
         judge_refusal(URI, reply, "2026-07-28")
-    assert wrong.value.kind == o.MISSING_REFUSAL and said in wrong.value.observed
+    assert wrong.value.outcome.failure == o.MISSING_REFUSAL and said in wrong.value.outcome.observed
 
 
 def test_an_error_without_a_body_is_a_wrong_refusal():
     with pytest.raises(Failed) as wrong:
         judge_refusal(URI, {"error": None}, "2026-07-28")
-    assert wrong.value.kind == o.WRONG_REFUSAL and "answered None None" in wrong.value.observed
+    assert wrong.value.outcome.failure == o.WRONG_REFUSAL and "answered None None" in wrong.value.outcome.observed
 
 
 @pytest.mark.parametrize("reply, kind, said", [
@@ -408,4 +408,4 @@ def test_an_error_without_a_body_is_a_wrong_refusal():
 def test_a_listed_uri_that_does_not_read_is_told_by_what_came_back(reply, kind, said):
     with pytest.raises(Failed) as wrong:
         judge_read(URI, reply, "t", MIME)
-    assert wrong.value.kind == kind and said in wrong.value.observed, wrong.value.observed
+    assert wrong.value.outcome.failure == kind and said in wrong.value.outcome.observed, wrong.value.outcome.observed

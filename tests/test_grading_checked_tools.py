@@ -126,7 +126,7 @@ def kind_of(expected, call, reply):
     try:
         judge_call(expected, call, reply)
     except Failed as failed:
-        return failed.kind
+        return failed.outcome.failure
     return None
 
 
@@ -150,7 +150,7 @@ def test_the_judge_reads_each_answer_as_the_audit_does():
                        "data": {"crashed": "NotImplementedError", "message": "x"}}}
     with pytest.raises(Failed) as failed:
         judge_call("result", call, crash)
-    assert failed.value.kind == o.CRASH and failed.value.observed == "your code crashed: NotImplementedError: x"
+    assert failed.value.outcome.failure == o.CRASH and failed.value.outcome.observed == "your code crashed: NotImplementedError: x"
     assert isinstance(failed.value.outcome.error, NotImplementedError)
 
 

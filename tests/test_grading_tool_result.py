@@ -120,7 +120,7 @@ def judged(expect, reply, value):
     try:
         return None, judge(expect, reply, value)
     except Failed as failed:
-        return failed.kind, failed.observed
+        return failed.outcome.failure, failed.outcome.observed
 
 
 def test_the_judge_reads_the_reply_frame():

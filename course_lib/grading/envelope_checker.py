@@ -91,7 +91,7 @@ async def _replay(path: Path, checker: Callable, budget: float) -> dict:
     except CheckFailed as exc:
         outcome = o.raised(exc)
     except Exception as exc:  # the session failed after the checker accepted a reply
-        said = str(exc) if isinstance(exc, CourseError) else o.crash_line(exc)
+        said = str(exc) if isinstance(exc, CourseError) else o.last_line(exc)
         outcome = o.judged(o.WRONG_RESULT, f"the session failed after your checker accepted a reply: {said}"[:160],
                            o.Outcome(o.LAB_FAILED))
     return {"file": path.name, "asserts_active": asserts_active(), "replies_checked": wire.replies_checked,

@@ -26,7 +26,7 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server
 
-from course_lib.grading.outcome import crash_line, crash_record
+from course_lib.grading.outcome import crash_record, last_line
 from course_lib.servers._base import serve
 
 CRASHED = "crashed: "  # how the student's own error is prefixed on the wire (for a reader; graders read data)
@@ -49,7 +49,7 @@ def crash(exc: BaseException) -> MCPError:
     if os.environ.get(CRASH_LOG):
         with open(os.environ[CRASH_LOG], "a", encoding="utf-8") as log:
             log.write(json.dumps(record) + "\n")
-    return MCPError(types.INTERNAL_ERROR, CRASHED + crash_line(exc), record)
+    return MCPError(types.INTERNAL_ERROR, CRASHED + last_line(exc), record)
 
 
 @contextmanager

@@ -60,14 +60,6 @@ class Failed(Exception):
         super().__init__(observed)
         self.outcome = judged(failure, observed, outcome)
 
-    @property
-    def kind(self) -> str:
-        return self.outcome.failure
-
-    @property
-    def observed(self) -> str:
-        return self.outcome.observed
-
 
 def judged(failure: str | None, observed: str, outcome: Outcome | None = None) -> Outcome:
     """A row as its judge read it: the failure kind (one of ``FAILURES``; None: it passed) and what
@@ -81,7 +73,7 @@ def returned(value: Any) -> Outcome:
 
 def raised(exc: BaseException) -> Outcome:
     """A refusal when ``exc`` is typed (``CourseError``, ``MCPError``), else a crash."""
-    return Outcome(REFUSED if is_typed(exc) else CRASHED, error=exc)
+    return Outcome(REFUSED if isinstance(exc, (CourseError, MCPError)) else CRASHED, error=exc)
 
 
 def crashed(exc: BaseException) -> Outcome:
@@ -94,10 +86,6 @@ def hung(budget: float, not_asked: str | None = None) -> Outcome:
 
 def lab_failed(exc: BaseException) -> Outcome:
     return Outcome(LAB_FAILED, error=exc)
-
-
-def is_typed(exc: BaseException) -> bool:
-    return isinstance(exc, (CourseError, MCPError))
 
 
 # The exceptions rebuilt as themselves from another process (a scorecard's hint reads their type);
@@ -130,12 +118,6 @@ def last_line(exc: BaseException) -> str:
     """The last line of the traceback Python would print: ``Type: message`` on one line (``Type`` alone
     when there is no message)."""
     return " ".join(error_line(exc).split()) if str(exc).strip() else error_line(exc).split(":")[0]
-
-
-def crash_line(exc: BaseException) -> str:
-    """``Type: message`` (just ``Type`` when there is no message)."""
-    message = str(exc)
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def no_result(budget: float) -> str:

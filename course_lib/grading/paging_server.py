@@ -130,7 +130,7 @@ class Pages:
 def _lent(cursor: str | Failed, lender: str) -> str:
     """A cursor another server lent, or its lender's failure as this row's."""
     if isinstance(cursor, Failed):
-        raise Failed(cursor.kind, f"{lender}: {cursor.observed}", cursor.outcome)
+        raise Failed(cursor.outcome.failure, f"{lender}: {cursor.outcome.observed}", cursor.outcome)
     return cursor
 
 
