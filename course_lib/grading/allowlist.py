@@ -19,12 +19,12 @@ from urllib.parse import quote
 
 from course_lib.audit import read_canonical, read_missing, read_spellings
 from course_lib.audit.report import Report
-from course_lib.audit.session import Context, ProbeFailed, Target, probe
+from course_lib.audit.session import Context, Target
 from course_lib.grading import outcome as o
 from course_lib.grading import served
-from course_lib.grading.outcome import CRASH, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
+from course_lib.grading.outcome import MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
 from course_lib.grading.scorecard import Scorecard
-from course_lib.grading.served import NOT_ASKED, Failed
+from course_lib.grading.served import Failed
 from course_lib.paths import ROOT
 from course_lib.uris import judge_missing
 
@@ -114,29 +114,13 @@ async def _era(argv: list[str], era: str, rows: list[dict], spec: dict, budget: 
     library = load_library(spec)
     # start-up (a fresh interpreter, the handshake) and the listing are the harness's, not the handler's
     ctx = Context(Target(argv), budget=budget * 8 * len(rows) + 2 * STARTUP, request_timeout=STARTUP)
-    out: dict[str, o.Outcome] = {}
-    try:
-        async with probe(ctx, era) as wire:
-            listing = await wire.request("resources/list", None)
-            wire.reply_timeout = budget  # from here on, every reply is the student's handler's
-            listed = [r.get("uri") for r in ((listing.get("result") or {}).get("resources") or [])]
-            for row in rows:
-                out[row["name"]] = await served.judged(_row(wire, row, listed, era, spec, library))
-    except ProbeFailed as exc:
-        first = True
-        for row in rows:
-            if row["name"] in out:
-                continue
-            if exc.check == "closed_pipe":  # the server ended: the student's module, or their code, ended it
-                out[row["name"]] = o.judged(CRASH, "the server ended before it answered: your cell's code did not "
-                                                   "import, or it ended the process")
-            elif exc.check != "reply_timeout":
-                out[row["name"]] = o.judged(LAB, f"the lab could not run: [{exc.check}] {exc.message}"[:150])
-            else:  # the row that got no answer, then the rows never asked
-                said = o.no_result(budget) if first else NOT_ASKED
-                out[row["name"]] = o.judged(HANG, said, o.hung(budget, None if first else NOT_ASKED))
-            first = False
-    return out
+
+    async def listed(wire) -> list[str]:
+        listing = await wire.request("resources/list", None)
+        return [r.get("uri") for r in ((listing.get("result") or {}).get("resources") or [])]
+
+    return await served.on_probe(ctx, era, rows, lambda wire, row, uris: _row(wire, row, uris, era, spec, library),
+                                 budget, listed)
 
 
 async def grade_read_handler(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,

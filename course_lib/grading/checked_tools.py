@@ -13,11 +13,9 @@ import json
 from pathlib import Path
 from typing import Callable
 
-import anyio
-
 from course_lib.audit import answer_kind, lists, tools
 from course_lib.audit.report import Report
-from course_lib.audit.session import Context, ProbeFailed, Target, probe
+from course_lib.audit.session import Context, Target
 from course_lib.grading import outcome as o
 from course_lib.grading import served
 from course_lib.grading.audited_server import PROBE_ENDED
@@ -53,34 +51,12 @@ def judge_call(expected: str, call: list, reply: dict) -> str:
     return said
 
 
-async def run_rows(ctx: Context, era: str, rows: list[dict], budget: float) -> dict[str, o.Outcome]:
-    """The calls of every row on one server process; its ``judged`` outcome per row.
-
-    The server's start-up is waited for first (a ``tools/list``, under the probe's own timeout);
-    then each call has ``budget`` seconds, and after a call that gets no answer nothing is asked."""
-    out: dict[str, o.Outcome] = {}
-    try:
-        async with probe(ctx, era) as wire:
-            await wire.request("tools/list", {})
-            for row in rows:
-                verdict = o.judged(None, f"{len(row['calls'])} calls, each {row['answer']}")
-                for call in row["calls"]:
-                    params = {"name": call[0], **({"arguments": call[1]} if len(call) > 1 else {})}
-                    with anyio.move_on_after(budget) as scope:
-                        reply = await wire.request("tools/call", params)
-                    if scope.cancelled_caught:
-                        stopped = o.judged(o.HANG, f"{shown(call)}: {o.no_result(budget)}", o.hung(budget))
-                        return {**out, **{r["name"]: stopped for r in rows if r["name"] not in out}}
-                    try:
-                        judge_call(row["answer"], call, reply)
-                    except Failed as failed:
-                        verdict = failed.outcome
-                        break
-                out[row["name"]] = verdict
-    except ProbeFailed as exc:
-        for row in rows:
-            out.setdefault(row["name"], o.judged(o.LAB, f"the lab could not run: {exc.check}: {exc.message}"[:200]))
-    return out
+async def ask_row(wire, row: dict, listed=None) -> str:
+    """Every call of the row, each answer judged (``judge_call``) as it comes."""
+    for call in row["calls"]:
+        params = {"name": call[0], **({"arguments": call[1]} if len(call) > 1 else {})}
+        judge_call(row["answer"], call, await wire.request("tools/call", params))
+    return f"{len(row['calls'])} calls, each {row['answer']}"
 
 
 async def run_audit(ctx: Context, era: str, crash_log: Path) -> o.Outcome:
@@ -113,7 +89,8 @@ async def grade_checked_tools(student: Callable, battery: str = BATTERY, *, only
         async def run_era(era: str) -> dict[str, o.Outcome]:
             ctx = Context(Target(argv), ex.budget * 10 + 60, STARTUP)
             calls = ex.wanted(era, lambda row: row["answer"] != "audit")
-            found = await run_rows(ctx, era, calls, ex.budget) if calls else {}
+            found = await served.on_probe(ctx, era, calls, ask_row, ex.budget,
+                                          lambda wire: wire.request("tools/list", {})) if calls else {}
             for n, row in enumerate(ex.wanted(era, lambda row: row["answer"] == "audit")):
                 log = ex.folder / f"audit-{era}-{n}.crashes.jsonl"
                 audited = Context(Target(argv, {CRASH_LOG: str(log)}), ex.budget * 10 + 60, STARTUP)

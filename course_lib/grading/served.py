@@ -20,6 +20,7 @@ from typing import Awaitable, Callable
 import mcp_types as types
 from mcp import MCPError
 
+from course_lib.audit.session import ProbeFailed, probe
 from course_lib.display import error_line
 from course_lib.errors import CourseError
 from course_lib.grading import outcome as o
@@ -28,7 +29,6 @@ from course_lib.grading.battery import Scenario, load_battery, rows_of, select
 from course_lib.grading.child import SourceError, child_argv, write_module
 from course_lib.grading.runner import FAIL_FAST
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
-from course_lib.grading.unavailable import Unavailable
 from course_lib.labs import connect
 from course_lib.scenarios import for_each
 
@@ -159,6 +159,32 @@ async def on_lab(ex: Exercise, argv: list[str], era: str, rows: list[dict],
     except CourseError as exc:
         for row in rows:
             out.setdefault(row["name"], o.judged(o.LAB, o.describe(o.lab_failed(exc)), o.lab_failed(exc)))
+    return out
+
+
+async def on_probe(ctx, era: str, rows: list[dict], ask_row: Callable, budget: float,
+                   start: Callable[[object], Awaitable]) -> dict[str, o.Outcome]:
+    """The rows on one strict audit session (``audit.session.probe``), in order: ``start(wire)`` first
+    under the probe's own timeout (start-up is the harness's), then every reply has ``budget``
+    seconds and ``ask_row(wire, row, started)`` is judged. When the session ends early, the rows
+    left are the student's crash (the server ended), a hang (then the rows not asked), or the lab's."""
+    out: dict[str, o.Outcome] = {}
+    try:
+        async with probe(ctx, era) as wire:
+            started = await start(wire)
+            wire.reply_timeout = budget  # from here on, every reply is the student's code's
+            for row in rows:
+                out[row["name"]] = await judged(ask_row(wire, row, started))
+    except ProbeFailed as exc:
+        for n, row in enumerate(r for r in rows if r["name"] not in out):
+            if exc.check == "closed_pipe":  # the server ended: the student's module, or their code, ended it
+                out[row["name"]] = o.judged(o.CRASH, "the server ended before it answered: your cell's code did "
+                                                     "not import, or it ended the process")
+            elif exc.check != "reply_timeout":
+                out[row["name"]] = o.judged(o.LAB, f"the lab could not run: [{exc.check}] {exc.message}"[:150])
+            else:  # the row that got no answer, then the rows never asked
+                out[row["name"]] = o.judged(o.HANG, NOT_ASKED if n else o.no_result(budget),
+                                            o.hung(budget, NOT_ASKED if n else None))
     return out
 
 
