@@ -4,9 +4,9 @@ The one way the student's time is bounded in a process (the kernel's, or a child
 ``within``. A call that awaits forever is cancelled at the budget; one that never gives the event
 loop back (a CPU loop, or a plain function that never returns) is stopped by a watchdog
 (``SIGALRM``, on Linux and macOS) that raises ``Stopped`` inside it. ``observe`` runs an awaited
-call so, ``observe_now`` a plain one (a checker a client calls on each reply line). While any call runs longer than half its
-budget, the check says so once ("still running — the budget is N s"), so a student waiting on a
-hanging function is not left with a silent ``[*]``.
+call so, ``observe_now`` a plain one (a checker a client calls on each reply line). While any
+call runs longer than half its budget, the check says so once ("still running — the budget is N
+s"), so a student waiting on a hanging function is not left with a silent ``[*]``.
 """
 from __future__ import annotations
 
