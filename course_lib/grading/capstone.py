@@ -97,7 +97,7 @@ def judge_refresh(s: Scenario, outcome: o.Outcome, hint: str, untouched_hint: st
             facts.append("page 1 never reached the candidate server")
         expect = {"names": s.expect["names"]} if "names" in s.expect else {"raises": True}
         passed, observed, failure = judge_names(expect, outcome)
-        if observed.endswith("instead of raising"):  # (only said where the row refuses)
+        if failure == o.MISSING_REFUSAL:  # (a partial catalog returned where the row refuses)
             observed = observed.replace("instead of raising", f"instead of refusing ({s.expect['refuses']})")
     ok = passed and not facts
     return Verdict(replace(s, hint=hint), ok, "; ".join(facts + [observed]),
