@@ -26,7 +26,9 @@ exit status is non-zero when a MUST fails. The probes, in order:
 ``audit(url=URL)`` (``--url URL``) audits a running Streamable HTTP server instead: the same probes
 send their frames through ``course_lib.audit.http`` (one POST each); launch, dying and the stdout and
 exit lines are stdio checks, reported INFO "not checked over HTTP".
-``course_lib.audit.ci`` reads a file of expected findings and writes the card as JUnit XML.
+``course_lib.audit.ci`` reads a file of expected findings and writes the card as JUnit XML. The
+course's graders ask the same questions one at a time on a session they hold: ``answer_kind`` (how
+a ``tools/call`` reply reads), ``read_canonical``, ``read_spellings`` and ``read_missing`` (the URI probes).
 """
 from __future__ import annotations
 
@@ -37,7 +39,9 @@ import anyio
 
 from course_lib.audit import cursors, dying, eras, frames, launch, lists, resources, specschema, tools, toolschema
 from course_lib.audit.report import Line, Report
+from course_lib.audit.resources import read_canonical, read_missing, read_spellings
 from course_lib.audit.session import Context, Target, in_sessions
+from course_lib.audit.tools import answer_kind
 from course_lib.protocol import AUTO, LEGACY, MODERN_VERSION
 
 ERA_CHOICES = (LEGACY, MODERN_VERSION, AUTO, "all")
@@ -243,4 +247,5 @@ def _summary(ctx: Context, report: Report, died: tuple[str, str] | None) -> None
                    + (f" ({ctx.forced} stopped by force)" if ctx.forced else ""))
 
 
-__all__ = ["ALL_CHECKS", "CAN_FAIL", "ERA_CHOICES", "REPORT_ONLY", "Line", "Report", "audit"]
+__all__ = ["ALL_CHECKS", "CAN_FAIL", "ERA_CHOICES", "REPORT_ONLY", "Line", "Report", "answer_kind", "audit",
+           "read_canonical", "read_missing", "read_spellings"]

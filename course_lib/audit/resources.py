@@ -53,7 +53,8 @@ def _contents(reply: dict) -> list:
     return [(c.get("uri"), c.get("text"), c.get("blob")) for c in result.get("contents") or [] if isinstance(c, dict)]
 
 
-async def _canonical(wire, resources: list[dict], era: str, report) -> dict[str, list]:
+async def read_canonical(wire, resources: list[dict], era: str, report) -> dict[str, list]:
+    """Read each listed resource by its URI on ``wire``; the ``uri.canonical`` lines go to ``report``."""
     read: dict[str, list] = {}
     moved, refused = [], []
     for item in resources[:MAX_CANONICAL]:
@@ -77,7 +78,8 @@ async def _canonical(wire, resources: list[dict], era: str, report) -> dict[str,
     return read
 
 
-async def _odd(wire, read: dict[str, list], era: str, report) -> None:
+async def read_spellings(wire, read: dict[str, list], era: str, report) -> None:
+    """Read the odd spellings of each URI of ``read``; the ``uri.spelling`` lines go to ``report``."""
     tally: dict[str, dict[str, list[str]]] = {}
     for uri in list(read)[:MAX_SPELLED]:
         for name, spelled in spellings(uri).items():
@@ -103,7 +105,8 @@ def matches(template: str, uri: str) -> bool:
     return re.fullmatch(pattern, uri) is not None
 
 
-async def _missing(wire, scheme_of: str, templates: list[str], era: str, report) -> None:
+async def read_missing(wire, scheme_of: str, templates: list[str], era: str, report) -> None:
+    """Read a URI of ``scheme_of``'s scheme that names nothing; the ``uri.missing`` line goes to ``report``."""
     scheme = scheme_of.partition(":")[0] or "file"
     uri = f"{scheme}://{MISSING_PATH}"
     reply = await wire.request("resources/read", {"uri": uri})
@@ -154,14 +157,14 @@ def work(ctx: Context, era: str) -> Work | None:
         return None
 
     async def body(wire, report) -> None:
-        read = await _canonical(wire, resources.items, era, report)
-        await _odd(wire, read, era, report)
+        read = await read_canonical(wire, resources.items, era, report)
+        await read_spellings(wire, read, era, report)
         if templates is not None and templates.complete:
             await _templates(wire, templates.items, era, report)
         sample = (resources.items[0].get("uri") if resources.items else
                   (templates.items[0].get("uriTemplate") if templates and templates.items else "file:"))
         patterns = [t.get("uriTemplate") or "" for t in templates.items] if templates is not None else []
-        await _missing(wire, sample or "file:", patterns, era, report)
+        await read_missing(wire, sample or "file:", patterns, era, report)
 
     return Work("uris", body)
 

@@ -37,7 +37,7 @@ def _text(result: dict) -> str:
     return repr(text[:60] + ("…" if len(text) > 60 else ""))
 
 
-def _answer(reply: dict) -> tuple[str, str]:
+def answer_kind(reply: dict) -> tuple[str, str]:
     """``(kind, text)``: kind is ``-32602`` / ``error`` / ``isError`` / ``result`` (the course's graders
     read a tool's answer this way too)."""
     error = error_of(reply)
@@ -49,9 +49,9 @@ def _answer(reply: dict) -> tuple[str, str]:
 
 
 def _said(reply: dict) -> tuple[str, str]:
-    """``_answer`` in the server's words: a result's text is quoted, and a result whose text reports an
+    """``answer_kind`` in the server's words: a result's text is quoted, and a result whose text reports an
     error without ``isError`` is its own kind, ``as-success`` (nothing ran: an error told as a success)."""
-    kind, said = _answer(reply)
+    kind, said = answer_kind(reply)
     if kind not in ("isError", "result"):
         return kind, said
     result = reply.get("result") or {}

@@ -17,14 +17,14 @@ import json
 from typing import Callable
 from urllib.parse import quote
 
-from course_lib.audit import resources as audit_uris
+from course_lib.audit import read_canonical, read_missing, read_spellings
 from course_lib.audit.report import Report
-from course_lib.audit.session import Context, ProbeFailed, Target, probe
+from course_lib.audit.session import Context, Target
 from course_lib.grading import outcome as o
 from course_lib.grading import served
-from course_lib.grading.outcome import CRASH, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
+from course_lib.grading.outcome import MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
 from course_lib.grading.scorecard import Scorecard
-from course_lib.grading.served import NOT_ASKED, Failed
+from course_lib.grading.served import Failed
 from course_lib.paths import ROOT
 from course_lib.uris import judge_missing
 
@@ -84,11 +84,11 @@ async def _row(wire, row: dict, listed: list[str], era: str, spec: dict, library
     report, before = Report(command=[], era=era), len(wire.exchanges)
     kind = row.get("audit")
     if kind == "canonical":
-        await audit_uris._canonical(wire, [{"uri": u} for u in listed], era, report)
+        await read_canonical(wire, [{"uri": u} for u in listed], era, report)
     elif kind == "spellings":  # the odd spellings of every listed URI, whatever the canonical reads did
-        await audit_uris._odd(wire, {u: [] for u in listed}, era, report)
+        await read_spellings(wire, {u: [] for u in listed}, era, report)
     elif kind == "missing":
-        await audit_uris._missing(wire, listed[0] if listed else "project:", [], era, report)
+        await read_missing(wire, listed[0] if listed else "project:", [], era, report)
     elif "reads" in row:
         for uri in row["reads"]:
             await wire.request("resources/read", {"uri": uri})
@@ -111,33 +111,17 @@ async def _row(wire, row: dict, listed: list[str], era: str, spec: dict, library
     return f"{len(exchanges)} read(s) answered as expected" + (" and the audit agrees" if kind else "")
 
 
-async def _era(argv: list[str], era: str, rows: list[dict], spec: dict, budget: float) -> dict[str, tuple]:
+async def _era(argv: list[str], era: str, rows: list[dict], spec: dict, budget: float) -> dict[str, o.Outcome]:
     library = load_library(spec)
     # start-up (a fresh interpreter, the handshake) and the listing are the harness's, not the handler's
     ctx = Context(Target(argv), budget=budget * 8 * len(rows) + 2 * STARTUP, request_timeout=STARTUP)
-    out: dict[str, tuple] = {}
-    try:
-        async with probe(ctx, era) as wire:
-            listing = await wire.request("resources/list", None)
-            wire.reply_timeout = budget  # from here on, every reply is the student's handler's
-            listed = [r.get("uri") for r in ((listing.get("result") or {}).get("resources") or [])]
-            for row in rows:
-                out[row["name"]] = await served.judged(_row(wire, row, listed, era, spec, library))
-    except ProbeFailed as exc:
-        first = True
-        for row in rows:
-            if row["name"] in out:
-                continue
-            if "closed stdout" in exc.message:  # the server ended: the student's module, or their code, ended it
-                out[row["name"]] = (CRASH, "the server ended before it answered: your cell's code did not import, "
-                                           "or it ended the process", None)
-            elif exc.check != "reply_timeout":
-                out[row["name"]] = (LAB, f"the lab could not run: [{exc.check}] {exc.message}"[:150], None)
-            else:  # the row that got no answer, then the rows never asked
-                said = o.no_result(budget) if first else NOT_ASKED
-                out[row["name"]] = (HANG, said, o.hung(budget, None if first else NOT_ASKED))
-            first = False
-    return out
+
+    async def listed(wire) -> list[str]:
+        listing = await wire.request("resources/list", None)
+        return [r.get("uri") for r in ((listing.get("result") or {}).get("resources") or [])]
+
+    return await served.on_probe(ctx, era, rows, lambda wire, row, uris: _row(wire, row, uris, era, spec, library),
+                                 budget, listed)
 
 
 async def grade_read_handler(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,

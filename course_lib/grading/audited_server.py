@@ -6,8 +6,8 @@ and the ``grading.harness`` kind that serves it: the function is written into a 
 is started as a real stdio server with the entry's ``config``, and ``course_lib.audit`` writes its
 report card. A server of another chapter is one more entry. One verdict per era: it passes
 when no MUST of that era fails on the card; the process's own lines (launch, exit, stdout,
-leftovers) count in every era. A page function's own exception arrives as ``-32603 crashed:
-Type: message`` (the harness's form) and is judged as a crash; a reply that never came as a hang.
+leftovers) count in every era. A page function's own exception is logged by the harness as data
+(``harness.CRASH_LOG``) and judged as a crash; a probe whose session ended early as a hang.
 """
 from __future__ import annotations
 
@@ -23,10 +23,11 @@ from course_lib.display import WIDTH
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario
 from course_lib.grading.child import SourceError, child_argv, write_module
-from course_lib.grading.harness import CRASHED
-from course_lib.grading.served import HARNESS, STARTERS
+from course_lib.grading.harness import CRASH_LOG
+from course_lib.grading.served import HARNESS, logged_crash
 from course_lib.grading.scorecard import Verdict
 
+PROBE_ENDED = "probe.ended"  # the audit's line for a probe whose session ended early (no answer in time)
 PROCESS_CHECKS = ("stdout.before-input", "launch.answer", "launch.late", "exit.eof")
 # What the SDK's own stdio loop answers, not the student's handlers: not held against the student.
 FRAMEWORK_CHECKS = ("frame.malformed",)
@@ -55,9 +56,11 @@ def _given(spec: dict, entry: dict, functions: Sequence[Callable]) -> Callable |
     return named or (functions[place] if place < len(functions) else None)
 
 
-async def audit_servers(spec: dict, functions: Sequence[Callable], names: set[str]) -> dict[str, Any]:
-    """``{function name: Report}`` for each entry in ``names``, or the ``Outcome`` that kept it from running."""
+async def audit_servers(spec: dict, functions: Sequence[Callable], names: set[str]) -> tuple[dict, dict]:
+    """``{function name: Report}`` for each entry in ``names``, or the ``Outcome`` that kept it from
+    running; and ``{function name: Outcome}`` of the first crash of a function the audit ran."""
     found: dict[str, Any] = {}
+    crashes: dict[str, o.Outcome] = {}
     with tempfile.TemporaryDirectory(prefix="course-capstone-") as folder:
         for n, entry in enumerate(e for e in spec.get("servers", ()) if e["name"] in names):
             function = _given(spec, entry, functions)
@@ -73,9 +76,12 @@ async def audit_servers(spec: dict, functions: Sequence[Callable], names: set[st
             config = Path(folder) / f"server_{n}.json"
             config.write_text(json.dumps(entry["config"]), encoding="utf-8")
             argv = child_argv("-m", HARNESS, entry["harness"], str(module), function.__name__, str(config))
-            found[entry["function"]] = await audit(argv, era="all", budget=PROBE_BUDGET,
+            log = Path(folder) / f"server_{n}.crashes.jsonl"
+            found[entry["function"]] = await audit(argv, {CRASH_LOG: str(log)}, era="all", budget=PROBE_BUDGET,
                                                    request_timeout=REQUEST_TIMEOUT, exit_budget=EXIT_BUDGET)
-    return found
+            if (crash := logged_crash(log)) is not None:
+                crashes[entry["function"]] = crash
+    return found, crashes
 
 
 def failed_in(report: Report, era: str) -> list:
@@ -88,7 +94,8 @@ def held_to(report: Report) -> list:
     return [line for line in report.failed if line.check not in FRAMEWORK_CHECKS]
 
 
-def judge_audit(s: Scenario, found: Any) -> Verdict:
+def judge_audit(s: Scenario, found: Any, crash: o.Outcome | None = None) -> Verdict:
+    """No MUST line of ``s.era`` fails; a failing card is the student's ``crash`` when their code crashed."""
     if isinstance(found, o.Outcome):
         return Verdict(s, False, o.describe(found), o.CRASH, found)
     failed = failed_in(found, s.era)
@@ -98,11 +105,9 @@ def judge_audit(s: Scenario, found: Any) -> Verdict:
     subject = f"[{first.subject}]" if first.subject else ""
     observed = f"{first.check}{subject} FAIL: {first.detail}" + (f" (and {len(failed) - 1} more)"
                                                                   if len(failed) > 1 else "")
-    crash = next((line.detail.split(CRASHED, 1)[1] for line in failed if CRASHED in line.detail), None)
     if crash is not None:
-        kind = crash.split(":", 1)[0].strip()
-        return Verdict(s, False, observed, o.CRASH, o.crashed(STARTERS.get(kind, RuntimeError)(crash)))
-    if "reply_timeout" in first.detail:
+        return Verdict(s, False, observed, o.CRASH, crash)
+    if first.check == PROBE_ENDED:
         return Verdict(s, False, observed, o.HANG, o.hung(0.0))
     return Verdict(s, False, observed, o.WRONG_RESULT)
 

@@ -1,11 +1,14 @@
 """Calling the student's code under its budget: whatever it does becomes an ``Outcome``.
 
-A call that awaits forever is cancelled at the budget; one that never gives the event loop back
-(a CPU loop, or a plain function that never returns) is stopped by a watchdog (``SIGALRM``, on
-Linux and macOS) that raises ``Stopped`` inside it. While any call runs longer than half its
-budget, the check says so once ("still running — the budget is N s a call ... up to T s in all",
-T the sum of the budgets of the calls not finished, those a check announced with ``ahead`` included),
-so a student waiting on a hanging function is not left with a silent ``[*]`` nor with one call's budget.
+The one way the student's time is bounded in a process (the kernel's, or a child interpreter's):
+``within``. A call that awaits forever is cancelled at the budget; one that never gives the event
+loop back (a CPU loop, or a plain function that never returns) is stopped by a watchdog
+(``SIGALRM``, on Linux and macOS) that raises ``Stopped`` inside it. ``observe`` runs an awaited
+call so, ``observe_now`` a plain one (a checker a client calls on each reply line). While any
+call runs longer than half its budget, the check says so once ("still running — the budget is N
+s a call ... up to T s in all", T the sum of the budgets of the calls not finished, those a check
+announced with ``ahead`` included), so a student waiting on a hanging function is not left with a
+silent ``[*]`` nor with one call's budget.
 """
 from __future__ import annotations
 
@@ -51,26 +54,27 @@ def _watchdog_available() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
-def _on_tick(signum, frame) -> None:
+def _current():
+    """The running task, or None outside an event loop (a plain call: the thread's only one)."""
     try:
-        task = asyncio.current_task()
+        return asyncio.current_task()
     except RuntimeError:  # no event loop running in this thread right now
-        return
-    watch = _watches.get(id(task)) if task is not None else None
+        return None
+
+
+def _on_tick(signum, frame) -> None:
+    watch = _watches.get(id(_current()))
     if watch is not None and watch.active and time.monotonic() > watch.deadline + GRACE:
         raise Stopped()
 
 
 @contextmanager
 def watched(budget: float):
-    """Register the current task with the watchdog for ``budget`` seconds (SIGALRM every TICK)."""
+    """Register the current task (or plain call) with the watchdog for ``budget`` seconds (SIGALRM every TICK)."""
     global _saved
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:
-        task = None
-    if task is None or not _watchdog_available():
-        yield None  # another loop or thread: only the budget's cancellation applies
+    task = _current()
+    if not _watchdog_available():
+        yield None  # another thread: only the budget's cancellation applies
         return
     now = time.monotonic()
     watch = _Watch(task, now, now + budget)
@@ -168,29 +172,59 @@ async def call_student(function: Callable, *args: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-async def observe(call: Callable[[], Awaitable[Any]], budget: float) -> o.Outcome:
-    """Run the student's call under the budget and return what it did (never raises for it)."""
-    with _timed(budget), watched(budget) as watch:
+class Bound:
+    expired = False  # the call was cancelled at the budget, or stopped by the watchdog
+
+
+@contextmanager
+def within(budget: float):
+    """The student's code inside, bounded: cancelled at ``budget`` seconds (a cancel scope, so the
+    labs around it see no ``TimeoutError`` of their own), or stopped by the watchdog; ``expired`` after."""
+    bound = Bound()
+    with watched(budget) as watch, anyio.move_on_after(budget) as scope:
+        if watch is not None:
+            watch.scope = scope
         try:
-            with anyio.fail_after(budget) as scope:
-                if watch is not None:
-                    watch.scope = scope
-                value = await call()
-                if watch is not None:
-                    watch.active = False
-            return o.returned(value)
-        except TimeoutError:
-            return o.hung(budget)
+            yield bound
         except Stopped:
+            bound.expired = True
             if watch is not None:
                 watch.active = False
                 _give_time_back(watch)
+        finally:
+            if watch is not None:
+                watch.active = False
+    bound.expired = bound.expired or scope.cancelled_caught
+
+
+async def observe(call: Callable[[], Awaitable[Any]], budget: float) -> o.Outcome:
+    """Run the student's call under the budget and return what it did (never raises for it)."""
+    with _timed(budget):
+        try:
+            with within(budget) as bound:
+                value = await call()
+        except TimeoutError:
             return o.hung(budget)
         except Exception as exc:  # the student's refusal or bug is a verdict, not a crash of the grader
             exc = unwrap(exc)
             if isinstance(exc, BaseExceptionGroup) and stopped_inside(exc):
                 return o.hung(budget)
             return o.raised(exc)
+    return o.hung(budget) if bound.expired else o.returned(value)
+
+
+def observe_now(call: Callable[[], Any], budget: float) -> o.Outcome:
+    """``observe`` for a plain call that never awaits; only the watchdog can stop it."""
+    with watched(budget) as watch:
+        try:
+            return o.returned(call())
+        except Stopped:
+            return o.hung(budget)
+        except Exception as exc:
+            return o.raised(exc)
+        finally:
+            if watch is not None:
+                watch.active = False
 
 
 def stopped_inside(exc: BaseException | None) -> bool:

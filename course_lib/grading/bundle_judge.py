@@ -67,7 +67,7 @@ def judge_refusal(expected_check: str | None, outcome: o.Outcome) -> tuple[bool,
             return False, f"{said}, where a correct reader returns a bundle", o.WRONG_REFUSAL
         return error.check == expected_check, said, None if error.check == expected_check else o.WRONG_REFUSAL
     if outcome.kind == o.REFUSED:  # a typed error, but not the bundle's refusal: a crash of the reader
-        return False, f"your code crashed: {o.last_line(error)}", o.CRASH
+        return False, o.describe(o.crashed(error)), o.CRASH
     return False, o.describe(outcome), o.failure_of(outcome)
 
 

@@ -18,9 +18,8 @@ from course_lib.chapters.negative_controls import require
 from course_lib.errors import CatalogError, CheckFailed, unwrap
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario, load_battery, select
-from course_lib.grading.budget import Stopped, stopped_inside, watched
+from course_lib.grading.budget import stopped_inside, within
 from course_lib.grading.candidate_opener import CandidateOpener, sent, settled
-from course_lib.grading.outcome import no_result
 from course_lib.grading.runner import each_scenario
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.grading.unavailable import without
@@ -205,25 +204,34 @@ PROBES = {"probe_caller_failure": probe_caller_failure,
           "probe_retry_recovers": probe_retry_recovers, "probe_retry_gives_up": probe_retry_gives_up}
 
 
-def classify(group: BaseException, budget: float) -> tuple[str, str, str, o.Outcome | None]:
-    """A failed probe's (what happened, its hint key, failure, outcome); re-raised when not the student's."""
+def classify(group: BaseException, budget: float) -> o.Outcome:
+    """A failed probe's outcome: ``REFUSED`` by a probe's named check (``CheckFailed``), ``HUNG``, or
+    the student's ``CRASHED``; re-raised when not the student's."""
     exc = unwrap(group) if isinstance(group, BaseExceptionGroup) else group
     if isinstance(exc, CheckFailed):
-        return str(exc), exc.check, o.WRONG_RESULT, None
+        return o.raised(exc)
     if isinstance(exc, TimeoutError) or stopped_inside(exc):
-        return no_result(budget), "no result", o.HANG, o.hung(budget)
+        return o.hung(budget)
     if isinstance(exc, Exception):  # the student's own bug is a verdict, not a crash of the grader
-        return o.describe(o.crashed(exc)), "your code crashed", o.CRASH, o.crashed(exc)
+        return o.crashed(exc)
     raise group
 
 
+def judged(outcome: o.Outcome) -> tuple[str, str, str]:
+    """(what happened, its hint key, failure kind) of a failed probe's outcome."""
+    if outcome.kind == o.REFUSED:
+        return str(outcome.error), outcome.error.check, o.WRONG_RESULT
+    return o.describe(outcome), *((("no result", o.HANG) if outcome.kind == o.HUNG else ("your code crashed", o.CRASH)))
+
+
 def judge_eras(s: Scenario, found: dict, hints: dict) -> Verdict:
-    """One row: the probe's result in every era (None: it passed); it passes only if it passes in all."""
-    failures = {era: result for era, result in found.items() if result is not None}
+    """One row: the probe's outcome in every era (None: it passed); it passes only if it passes in all."""
+    failures = {era: judged(outcome) for era, outcome in found.items() if outcome is not None}
     if not failures:
         return Verdict(s, True, "the probe passes")
     observed = [result[0] for result in failures.values()]
-    _, key, failure, seen = next(iter(failures.values()))
+    _, key, failure = next(iter(failures.values()))
+    seen = next(outcome for outcome in found.values() if outcome is not None)
     same = len(failures) == len(found) and len(set(observed)) == 1
     text = observed[0] if same else "; ".join(f"{era}: {result[0]}" for era, result in failures.items())
     return Verdict(replace(s, hint=hints.get(key, s.hint)), False, text, failure, seen)
@@ -254,28 +262,18 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
                 async with connect("schema", fixture=active_fixture, era=era, lab_timeout=budget + 60,
                                    **schema_lab.BUDGET) as active:
                     await settled(active)
-                    # A cancel scope, not fail_after: connect would report a TimeoutError as its own.
-                    # The watchdog stops a context manager that never gives the event loop back.
-                    with watched(budget) as watch, anyio.move_on_after(budget) as scope:
-                        if watch is not None:
-                            watch.scope = scope
-                        try:
-                            observed = await probe(student, active, opener, era, *oracle)
-                        except Stopped:
-                            raise TimeoutError(no_result(budget)) from None
-                        finally:
-                            if watch is not None:
-                                watch.active = False
+                    with within(budget) as bound:  # (a context manager that spins is stopped too)
+                        observed = await probe(student, active, opener, era, *oracle)
             finally:
                 await opener.close_all()
-        if scope.cancelled_caught:
-            raise TimeoutError(f"no result within {budget:g} s")
+        if bound.expired:
+            raise TimeoutError(o.no_result(budget))
         if entry["probe"] == "probe_in_place":  # the oracles need both servers' finished audits
             schema_lab.check(schema_lab.Run(entry["oracle"], era, observed,
                                             {"active": schema_lab.audit_of(active),
                                              "candidate": schema_lab.audit_of(opener.lab)}))
 
-    async def outcome(s: Scenario, era: str) -> tuple[str, str, str, o.Outcome | None] | None:
+    async def outcome(s: Scenario, era: str) -> o.Outcome | None:
         """None when the probe passes in ``era``; otherwise what ``classify`` makes of its exception."""
         try:
             await attempt(s, entries[s.name], era)

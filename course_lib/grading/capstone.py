@@ -72,7 +72,7 @@ def judge_refresh_refusal(expected: str | None, outcome: o.Outcome) -> tuple[boo
         ok = expected == error.reason
         return ok, f"refused: {error_line(error)}", None if ok else o.WRONG_REFUSAL
     if outcome.kind == o.REFUSED:
-        return False, f"your code crashed: {o.last_line(error)}", o.CRASH
+        return False, o.describe(o.crashed(error)), o.CRASH
     return False, o.describe(outcome), o.failure_of(outcome)
 
 
@@ -97,7 +97,7 @@ def judge_refresh(s: Scenario, outcome: o.Outcome, hint: str, untouched_hint: st
             facts.append("page 1 never reached the candidate server")
         expect = {"names": s.expect["names"]} if "names" in s.expect else {"raises": True}
         passed, observed, failure = judge_names(expect, outcome)
-        if observed.endswith("instead of raising"):  # (only said where the row refuses)
+        if failure == o.MISSING_REFUSAL:  # (a partial catalog returned where the row refuses)
             observed = observed.replace("instead of raising", f"instead of refusing ({s.expect['refuses']})")
     ok = passed and not facts
     return Verdict(replace(s, hint=hint), ok, "; ".join(facts + [observed]),
@@ -155,7 +155,7 @@ def _answer(answer: o.Outcome) -> str:
     if isinstance(answer.error, CheckFailed):  # (a typed error: only ever in a REFUSED outcome)
         return f"refused: {error_line(answer.error)}"
     if answer.kind in (o.REFUSED, o.CRASHED):
-        return f"your code crashed: {o.last_line(answer.error)}"
+        return o.describe(o.crashed(answer.error))
     return o.describe(answer)
 
 
@@ -275,6 +275,7 @@ async def grade_capstone(student: Callable, *servers: Callable, battery: str = "
 
     verdicts = await each_scenario(run, [s for s in scenarios if s.name in rows], title)
     audited = [s for s in scenarios if s.name not in rows]
-    audits = await audited_server.audit_servers(spec, servers, {s.name for s in audited})
-    verdicts += [audited_server.judge_audit(s, audits[audited_server.function_of(spec, s)]) for s in audited]
+    audits, crashes = await audited_server.audit_servers(spec, servers, {s.name for s in audited})
+    verdicts += [audited_server.judge_audit(s, audits[audited_server.function_of(spec, s)],
+                                            crashes.get(audited_server.function_of(spec, s))) for s in audited]
     return publish(CapstoneCard(title, verdicts, battery, spec, audits))

@@ -10,16 +10,16 @@ valid input must reach ``catalog.run``."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Callable
 
-import anyio
-
-from course_lib.audit import lists, tools
+from course_lib.audit import answer_kind, lists, tools
 from course_lib.audit.report import Report
-from course_lib.audit.session import Context, ProbeFailed, Target, probe
+from course_lib.audit.session import Context, Target
 from course_lib.grading import outcome as o
 from course_lib.grading import served
-from course_lib.grading.harness import CRASHED, ran
+from course_lib.grading.audited_server import PROBE_ENDED
+from course_lib.grading.harness import CRASH_LOG, ran
 from course_lib.grading.scorecard import Scorecard
 from course_lib.grading.served import Failed
 
@@ -38,7 +38,7 @@ def shown(call: list) -> str:
 
 def judge_call(expected: str, call: list, reply: dict) -> str:
     """What was observed in one call's answer; a failure raises ``Failed``."""
-    kind, said = tools._answer(reply)
+    kind, said = answer_kind(reply)
     crash = served.crash_of(reply["error"]) if isinstance(reply.get("error"), dict) else None
     if crash is not None:
         raise crash
@@ -56,38 +56,17 @@ def judge_call(expected: str, call: list, reply: dict) -> str:
     return said
 
 
-async def run_rows(ctx: Context, era: str, rows: list[dict], budget: float) -> dict[str, tuple]:
-    """The calls of every row on one server process; (failure, observed, outcome) per row.
-
-    The server's start-up is waited for first (a ``tools/list``, under the probe's own timeout);
-    then each call has ``budget`` seconds, and after a call that gets no answer nothing is asked."""
-    out: dict[str, tuple] = {}
-    try:
-        async with probe(ctx, era) as wire:
-            await wire.request("tools/list", {})
-            for row in rows:
-                verdict = (None, f"{len(row['calls'])} calls, each {row['answer']}", None)
-                for call in row["calls"]:
-                    params = {"name": call[0], **({"arguments": call[1]} if len(call) > 1 else {})}
-                    with anyio.move_on_after(budget) as scope:
-                        reply = await wire.request("tools/call", params)
-                    if scope.cancelled_caught:
-                        stopped = (o.HANG, f"{shown(call)}: {o.no_result(budget)}", o.hung(budget))
-                        return {**out, **{r["name"]: stopped for r in rows if r["name"] not in out}}
-                    try:
-                        judge_call(row["answer"], call, reply)
-                    except Failed as failed:
-                        verdict = failed.result
-                        break
-                out[row["name"]] = verdict
-    except ProbeFailed as exc:
-        for row in rows:
-            out.setdefault(row["name"], (o.LAB, f"the lab could not run: {exc.check}: {exc.message}"[:200], None))
-    return out
+async def ask_row(wire, row: dict, listed=None) -> str:
+    """Every call of the row, each answer judged (``judge_call``) as it comes."""
+    for call in row["calls"]:
+        params = {"name": call[0], **({"arguments": call[1]} if len(call) > 1 else {})}
+        judge_call(row["answer"], call, await wire.request("tools/call", params))
+    return f"{len(row['calls'])} calls, each {row['answer']}"
 
 
-async def run_audit(ctx: Context, era: str) -> tuple:
-    """The audit's list and tool probes on the student's server; every tool line must PASS."""
+async def run_audit(ctx: Context, era: str, crash_log: Path) -> o.Outcome:
+    """The audit's list and tool probes on the student's server; every tool line must PASS (a
+    failing line is the student's crash when the harness logged one in ``crash_log``)."""
     ctx.capabilities[era] = {"tools": {}}
     report = Report(ctx.target.argv, era)
     await lists.run(ctx, era, report)
@@ -95,12 +74,13 @@ async def run_audit(ctx: Context, era: str) -> tuple:
     lines = [line for line in report.lines if line.check in AUDITED or line.verdict == "FAIL"]
     bad = [line for line in lines if line.verdict != "PASS"]
     if not bad and {line.check for line in lines} >= set(AUDITED):
-        return None, f"{len(lines)} audit lines PASS", None
+        return o.judged(None, f"{len(lines)} audit lines PASS")
     line = bad[0] if bad else None
     said = f"{line.check} {line.verdict}: {line.detail}" if line else "the audit's tool probes did not run"
-    crashed = next((name for name in served.STARTERS if f"{CRASHED}{name}" in said), None)
-    failure = o.CRASH if CRASHED in said else o.HANG if "budget" in said else o.WRONG_REFUSAL
-    return failure, said[:200], served.student_error(crashed) if crashed else None
+    crash = served.logged_crash(crash_log)
+    if crash is not None:
+        return o.judged(o.CRASH, said[:200], crash)
+    return o.judged(o.HANG if line is not None and line.check == PROBE_ENDED else o.WRONG_REFUSAL, said[:200])
 
 
 async def grade_checked_tools(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
@@ -111,12 +91,15 @@ async def grade_checked_tools(student: Callable, battery: str = BATTERY, *, only
             return ex.card
         argv = ex.argv(ex.config("server", ex.spec["server"]))
 
-        async def run_era(era: str) -> dict[str, tuple]:
+        async def run_era(era: str) -> dict[str, o.Outcome]:
             ctx = Context(Target(argv), ex.budget * 10 + 60, STARTUP)
             calls = ex.wanted(era, lambda row: row["answer"] != "audit")
-            found = await run_rows(ctx, era, calls, ex.budget) if calls else {}
-            for row in ex.wanted(era, lambda row: row["answer"] == "audit"):
-                found[row["name"]] = await run_audit(ctx, era)
+            found = await served.on_probe(ctx, era, calls, ask_row, ex.budget,
+                                          lambda wire: wire.request("tools/list", {})) if calls else {}
+            for n, row in enumerate(ex.wanted(era, lambda row: row["answer"] == "audit")):
+                log = ex.folder / f"audit-{era}-{n}.crashes.jsonl"
+                audited = Context(Target(argv, {CRASH_LOG: str(log)}), ex.budget * 10 + 60, STARTUP)
+                found[row["name"]] = await run_audit(audited, era, log)
             return found
 
         return await served.grade(ex, run_era)

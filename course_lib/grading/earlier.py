@@ -16,11 +16,11 @@ from typing import Any
 
 import nbformat
 
+from course_lib.cells import SOLUTION, tags
 from course_lib.display import Table
 from course_lib.grading.battery import read_spec
 from course_lib.grading.unavailable import without
 from course_lib.paths import NOTEBOOKS
-from course_lib.tooling.student_copy import SOLUTION, tags
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _KEPT = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, *_DEFINITIONS)

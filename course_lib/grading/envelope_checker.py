@@ -3,16 +3,15 @@
 A real atlas session is captured in each era, its first reply damaged as each row of
 ``fixtures/grading/envelope.json`` says, and replayed through the stand-in with the student's
 checker inside ``LineClient``, in a normal and a ``python -O`` child interpreter (the function is
-copied there by ``grading.child``; each call is stopped at the budget by ``SIGALRM``). A row passes
-only if, in both eras and both interpreters, the damaged reply is refused at its named check at
-the first reply, and the undamaged session passes."""
+copied there by ``grading.child``; each call is bounded by ``grading.budget``, as in the kernel).
+A row passes only if, in both eras and both interpreters, the damaged reply is refused at its
+named check at the first reply, and the undamaged session passes."""
 from __future__ import annotations
 
 import copy
 import importlib.util
 import json
 import shutil
-import signal
 import sys
 import tempfile
 from dataclasses import replace
@@ -25,9 +24,9 @@ from course_lib._runtime.process import started_server
 from course_lib.chapters.envelope_controls import STANDIN, atlas_session, capture, damaged
 from course_lib.errors import CheckFailed, CourseError
 from course_lib.grading import outcome as o
+from course_lib.grading.budget import observe_now
 from course_lib.grading.battery import Scenario, load_battery, select
 from course_lib.grading.child import SourceError, child_argv, write_module
-from course_lib.grading.outcome import crash_line
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.line_client import LineClient, asserts_active, python_argv
 from course_lib.scenarios import for_each
@@ -38,72 +37,65 @@ MODULE = "student_checker"
 
 # -- the child: replays with the student's checker ------------------------------------------
 
-class CheckerProblem(Exception):
-    """The student's checker did something other than return the reply or refuse it."""
-
-    def __init__(self, kind: str, message: str, error_type: str | None = None):
-        super().__init__(message)
-        self.kind, self.error_type = kind, error_type
-
-
-class _Hung(BaseException):
-    pass
-
-
-def _alarm(signum, frame):
-    raise _Hung()
-
-
 def guarded(checker: Callable, budget: float) -> Callable[[bytes, int], dict]:
-    """The student's checker as ``LineClient`` calls it: stopped after ``budget`` seconds; any
-    outcome but a returned reply object or a ``CheckFailed`` becomes a ``CheckerProblem``."""
+    """The student's checker as ``LineClient`` calls it, under its budget (``budget.observe_now``):
+    anything but a returned reply object or a ``CheckFailed`` raises ``outcome.Failed`` with what it did."""
 
     def check(line: bytes, request_id: int) -> dict:
-        previous = signal.signal(signal.SIGALRM, _alarm)
-        signal.setitimer(signal.ITIMER_REAL, budget)
-        try:
-            value = checker(line, request_id)
-        except CheckFailed:
-            raise
-        except _Hung:
-            raise CheckerProblem("hung", f"no answer within {budget:g} s") from None
-        except AssertionError as exc:
-            raise CheckerProblem("assert", f"raised AssertionError: {exc}"[:200]) from None
-        except Exception as exc:
-            raise CheckerProblem("crashed", "your code crashed: " + crash_line(exc)[:200], type(exc).__name__) from None
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+        outcome = observe_now(lambda: checker(line, request_id), budget)
+        error = outcome.error
+        if isinstance(error, CheckFailed):
+            raise error
+        if outcome.kind == o.HUNG:
+            raise o.Failed(o.HANG, f"no answer within {budget:g} s", outcome)
+        if isinstance(error, AssertionError):
+            raise o.Failed(o.WRONG_RESULT, f"raised AssertionError: {error}"[:200], outcome)
+        if error is not None:
+            raise o.Failed(o.CRASH, o.describe(o.crashed(error))[:219], o.crashed(error))
+        value = outcome.value
         try:
             parsed = json.loads(line)
         except ValueError:
-            parsed = CheckerProblem  # nothing a checker returns equals this
+            parsed = check  # nothing a checker returns equals this
         if not isinstance(value, dict) or value != parsed:
-            raise CheckerProblem("returned", f"returned {value!r}"[:80] + ", not the reply object")
+            raise o.Failed(o.WRONG_RESULT, f"returned {value!r}"[:80] + ", not the reply object", o.returned(None))
         return value
 
     return check
+
+
+def _record(outcome: o.Outcome) -> dict:
+    """A replay's outcome as the child reports it (``_outcome`` reads it back)."""
+    refused = outcome.kind == o.REFUSED  # (only ever a CheckFailed: ``_replay``)
+    return {"kind": outcome.kind, "failure": outcome.failure, "observed": outcome.observed, "budget": outcome.budget,
+            "check": outcome.error.check if refused else None, "message": outcome.error.message if refused else None,
+            "crash": o.crash_record(outcome.error) if outcome.kind == o.CRASHED else None}
+
+
+def _outcome(row: dict) -> o.Outcome:
+    error = (CheckFailed(row["check"], row["message"]) if row["kind"] == o.REFUSED
+             else o.crash_from(row["crash"]).error if row["crash"] else None)
+    return o.Outcome(row["kind"], error=error, budget=row["budget"], failure=row["failure"], observed=row["observed"])
 
 
 async def _replay(path: Path, checker: Callable, budget: float) -> dict:
     recorded = json.loads(path.read_text(encoding="utf-8"))
     wire = LineClient(python_argv(str(STANDIN), str(path)), era=recorded["era"], sdk=recorded["sdk"],
                       server_messages="judge", reply_timeout=30.0, exit_grace=10.0, checker=guarded(checker, budget))
-    row = {"file": path.name, "asserts_active": asserts_active()}
     try:
         async with wire:
             await atlas_session(wire)
-        row.update(outcome="passed", check=None, message="")
-    except CheckerProblem as exc:
-        row.update(outcome=exc.kind, check=None, message=str(exc), error_type=exc.error_type)
+        outcome = o.returned(None)  # the session passed
+    except o.Failed as exc:  # the checker did something else than return the reply or refuse it
+        outcome = exc.outcome
     except CheckFailed as exc:
-        row.update(outcome="refused", check=exc.check, message=exc.message)
-    except CourseError as exc:  # the session failed after the checker accepted a reply
-        row.update(outcome="later", check=exc.reason, message=str(exc))
-    except Exception as exc:
-        row.update(outcome="later", check=type(exc).__name__, message=f"{type(exc).__name__}: {exc}")
-    row["replies_checked"] = wire.replies_checked
-    return row
+        outcome = o.raised(exc)
+    except Exception as exc:  # the session failed after the checker accepted a reply
+        said = str(exc) if isinstance(exc, CourseError) else o.last_line(exc)
+        outcome = o.judged(o.WRONG_RESULT, f"the session failed after your checker accepted a reply: {said}"[:160],
+                           o.Outcome(o.LAB_FAILED))
+    return {"file": path.name, "asserts_active": asserts_active(), "replies_checked": wire.replies_checked,
+            **_record(outcome)}
 
 
 async def _replay_dir(directory: Path) -> None:
@@ -114,7 +106,7 @@ async def _replay_dir(directory: Path) -> None:
         where.loader.exec_module(module)
         checker = getattr(module, spec["function"])
     except Exception as exc:
-        print(json.dumps({"import_error": f"{type(exc).__name__}: {exc}"}), flush=True)
+        print(json.dumps({"import_error": o.crash_record(exc)}), flush=True)
         return
     for name in spec["files"]:
         print(json.dumps(await _replay(directory / name, checker, spec["budget"])), flush=True)
@@ -145,10 +137,10 @@ def damage(recorded: dict, spec: dict) -> dict:
     return out
 
 
-async def _run_child(directory: Path, files: list[str], mode: str, budget: float) -> dict[str, dict]:
-    """Replay ``files`` in one interpreter; a file without an answer gets a ``hung`` row."""
+async def _run_child(directory: Path, files: list[str], mode: str, budget: float) -> dict[str, tuple]:
+    """Replay ``files`` in one interpreter: ``(outcome, replies checked)`` per file (``HUNG`` without an answer)."""
     argv = child_argv("-m", __name__, "replay", str(directory), optimize=mode == "-O")
-    rows: dict[str, dict] = {}
+    rows: dict[str, tuple] = {}
     lines: list[str] = []
     async with started_server(argv, prefix="course-envelope-child-") as process:
         buffer = b""
@@ -160,62 +152,63 @@ async def _run_child(directory: Path, files: list[str], mode: str, budget: float
     for line in lines:
         row = json.loads(line)
         if "import_error" in row:
-            return {name: {"outcome": "crashed", "check": None, "replies_checked": 0,
-                           "message": f"your code crashed on import: {row['import_error']}"} for name in files}
-        rows[row["file"]] = row
+            crash = o.crash_from(row["import_error"])
+            return {name: (o.judged(o.CRASH, o.describe(crash), crash), 0) for name in files}
+        rows[row["file"]] = (_outcome(row), row["replies_checked"])
     for name in files:
-        rows.setdefault(name, {"outcome": "hung", "check": None, "replies_checked": 0,
-                               "message": "the replay was stopped: it did not end within its budget"})
+        rows.setdefault(name, (o.judged(o.HANG, "the replay was stopped: it did not end within its budget",
+                                        o.hung(budget)), 0))
     return rows
 
 
-def _describe(row: dict, expected: str) -> tuple[str, str] | None:
-    """None when the row is right; otherwise (what happened, its hint class)."""
-    outcome, check = row["outcome"], row["check"]
+def _key(outcome: o.Outcome) -> str:
+    """The battery's ``class_hints`` key of what a checker did (``scenario``: the scenario's own hint)."""
+    if outcome.kind == o.CRASHED:
+        return "assert" if isinstance(outcome.error, AssertionError) else "crashed"
+    return {o.HUNG: "hung", o.RETURNED: "returned"}.get(outcome.kind, "scenario")
+
+
+def _describe(found: tuple[o.Outcome, int], expected: str) -> tuple[str, str] | None:
+    """None when the replay is right; otherwise (what happened, its hint class)."""
+    outcome, replies_checked = found
+    check = outcome.error.check if outcome.kind == o.REFUSED else None
+    accepted = outcome.kind == o.RETURNED and outcome.failure is None  # the session went on to its end
     if expected == "passed":
-        if outcome == "passed":
+        if accepted:
             return None
-        if outcome == "refused":
-            return f"refused an undamaged reply at [{check}] {row['message']}", "scenario"
+        if check is not None:
+            return f"refused an undamaged reply at [{check}] {outcome.error.message}", "scenario"
     else:
-        if check == expected and row["replies_checked"] == 0:  # (only a refusal names a check)
+        if check == expected and replies_checked == 0:
             return None
         if check == expected:
-            return f"refused at [{check}] only at reply {row['replies_checked'] + 1}", "scenario"
-        if outcome == "refused":
+            return f"refused at [{check}] only at reply {replies_checked + 1}", "scenario"
+        if check is not None:
             return f"refused at [{check}], not at {expected}", "scenario"
-        if outcome == "passed":
+        if accepted:
             return "accepted the damaged reply (the session went on)", "scenario"
-    if outcome in ("assert", "crashed", "hung", "returned"):
-        return row["message"], outcome
-    return f"the session failed after your checker accepted a reply: {row['message']}"[:160], "scenario"
-
-
-FAILURES = {"crashed": o.CRASH, "hung": o.HANG, "source": o.CRASH}
-
-
-def failing(s: Scenario, observed: str, key: str, class_hints: dict, error_type: str | None = None) -> Verdict:
-    error = {"NotImplementedError": NotImplementedError(), "NameError": NameError()}.get(error_type)
-    return Verdict(replace(s, hint=class_hints.get(key, s.hint)), False, observed, FAILURES.get(key, o.WRONG_RESULT),
-                   o.crashed(error) if error is not None else None)
+    return outcome.observed, _key(outcome)
 
 
 def judge_envelope(s: Scenario, rows: dict, expected: str, eras: list[str], modes: list[str],
                    class_hints: dict) -> Verdict:
-    """One row per (era, interpreter) of the replays: the scenario passes only if every one is right."""
+    """One ``(outcome, replies checked)`` per (era, interpreter) of the replays: the scenario passes
+    only if every one is right; the first checker problem names the failure, its hint and outcome."""
     found: dict[str, list[tuple[str, str]]] = {}
-    key, error_type = None, None
+    key, seen = None, None
     for era in eras:
         for mode in modes:
             wrong = _describe(rows[(era, mode)], expected)
             if wrong is not None:
                 found.setdefault(wrong[0], []).append((era, mode))
+                if key in (None, "scenario") and wrong[1] != "scenario":
+                    seen = rows[(era, mode)][0]
                 key = key if key not in (None, "scenario") else wrong[1]
-                error_type = error_type or rows[(era, mode)].get("error_type")
     if not found:
         return Verdict(s, True, "refused as expected" if expected != "passed" else "passed")
     observed = "; ".join(_label(combos, eras, modes) + text for text, combos in found.items())
-    return failing(s, observed, key, class_hints, error_type)
+    failure = seen.failure if seen is not None else o.WRONG_RESULT
+    return Verdict(replace(s, hint=class_hints.get(key, s.hint)), False, observed, failure, seen)
 
 
 def _label(combos: list[tuple[str, str]], eras: list[str], modes: list[str]) -> str:
@@ -246,8 +239,8 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
         write_module(directory, MODULE, student, spec.get("unavailable", ()))
     except SourceError as exc:
         shutil.rmtree(directory, ignore_errors=True)
-        return publish(Scorecard(title, [failing(s, str(exc), "source", spec["class_hints"]) for s in scenarios],
-                                 battery=battery))
+        return publish(Scorecard(title, [Verdict(replace(s, hint=spec["class_hints"]["source"]), False, str(exc),
+                                                 o.CRASH, o.crashed(exc)) for s in scenarios], battery=battery))
 
     captures = await for_each(capture, eras)
     try:

@@ -1,18 +1,16 @@
 """The real stdio server around a student's function: one harness, one small builder per exercise.
 
-``python -m course_lib.grading.harness KIND MODULE.py FUNCTION [CONFIG.json]`` loads the student's
-module from its file (written by ``grading.child``, so a traceback keeps its real line numbers) and
-serves, on the SDK's low-level ``Server``, the exercise ``KIND``: ``paging`` (chapter 3), ``tools``
-(5), ``tool_result`` (6), ``read`` (04), ``snapshot`` (05) or ``state`` (11). Every call of the
-student's code goes through ``called``: ``MCPError`` passes through; any other exception, or an
-answer of the wrong type, is ``-32603 crashed: Type: message`` with ``data.crashed`` = its type
-(the traceback goes to stderr), so a grader tells the student's crash from the SDK's own error.
-"""
+``python -m course_lib.grading.harness KIND MODULE.py FUNCTION [CONFIG.json]`` loads the student's module
+from its file (written by ``grading.child``, so a traceback keeps its real line numbers) and serves, on
+the SDK's low-level ``Server``, the exercise ``KIND``: ``paging`` (chapter 3), ``tools`` (5),
+``tool_result`` (6), ``read`` (04), ``snapshot`` (05) or ``state`` (11). Every call of the student's
+code goes through ``called``: ``MCPError`` passes; anything else wrong is the student's ``crash``."""
 from __future__ import annotations
 
 import importlib.util
 import inspect
 import json
+import os
 import secrets
 import sys
 import traceback
@@ -25,10 +23,10 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server
 
-from course_lib.grading.outcome import crash_line
+from course_lib.grading.outcome import crash_record, last_line
 from course_lib.servers._base import serve
 
-CRASHED = "crashed: "  # how the student's own error is prefixed on the wire
+CRASHED, CRASH_LOG = "crashed: ", "COURSE_CRASH_LOG"  # the wire's prefix (for a reader); the log's variable
 
 
 def load(path: str, function: str):
@@ -40,9 +38,13 @@ def load(path: str, function: str):
 
 
 def crash(exc: BaseException) -> MCPError:
-    """The student's own error as the wire shows it: -32603, its type in ``data.crashed``."""
+    """The student's own error on the wire: ``-32603 crashed: Type: message``, its ``crash_record`` as
+    ``data`` (and a JSON line in the file ``COURSE_CRASH_LOG`` names, which an audit's grader reads)."""
     traceback.print_exception(exc)
-    return MCPError(types.INTERNAL_ERROR, CRASHED + crash_line(exc), {"crashed": type(exc).__name__})
+    if os.environ.get(CRASH_LOG):
+        with open(os.environ[CRASH_LOG], "a", encoding="utf-8") as log:
+            log.write(json.dumps(crash_record(exc)) + "\n")
+    return MCPError(types.INTERNAL_ERROR, CRASHED + last_line(exc), crash_record(exc))
 
 
 @contextmanager
@@ -291,8 +293,7 @@ def state(factory, config: dict) -> Server:
     return modern.build("modern", codec=StudentCodec(factory))
 
 
-KINDS = {"paging": paging, "tools": tools, "tool_result": tool_result, "read": read, "snapshot": snapshot,
-         "state": state}
+KINDS = {f.__name__: f for f in (paging, tools, tool_result, read, snapshot, state)}
 
 if __name__ == "__main__":
     kind, path, function, *config = sys.argv[1:]

@@ -5,16 +5,19 @@ teach: ``CourseError`` or ``MCPError``, in ``error``), ``CRASHED`` (any other ex
 ``error``), ``HUNG`` (stopped at ``budget``) or ``LAB_FAILED`` (the lab itself, not the student).
 ``sent`` holds the frames the call put on the wire, ``state`` what the lab left behind (a judge
 reads both). Nothing here is prose until ``describe`` is asked, when a scorecard is rendered.
+The student's exception raised in another process travels as data (``crash_record``) and comes
+back as a ``CRASHED`` outcome (``crash_from``), never by reading a message.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcp import MCPError
 
 from course_lib.display import error_line
 from course_lib.errors import CourseError
+from course_lib.grading.unavailable import Unavailable
 
 RETURNED, REFUSED, CRASHED, HUNG, LAB_FAILED = "returned", "refused", "crashed", "hung", "lab failed"
 KINDS = (RETURNED, REFUSED, CRASHED, HUNG, LAB_FAILED)
@@ -34,6 +37,9 @@ class Outcome:
     sent: tuple = ()
     state: dict = field(default_factory=dict, compare=False)
     not_asked: str | None = None  # HUNG without being run: why it was not asked
+    # A judge's reading of the row (``judged``): its failure kind (None: it passed) and its one line.
+    failure: str | None = None
+    observed: str | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -44,8 +50,21 @@ class Outcome:
         return self.kind == REFUSED
 
     def with_wire(self, sent, **state) -> "Outcome":
-        return Outcome(self.kind, self.value, self.error, self.budget, tuple(sent), {**self.state, **state},
-                       self.not_asked)
+        return replace(self, sent=tuple(sent), state={**self.state, **state})
+
+
+class Failed(Exception):
+    """Raised by a judge that rejects a row: it carries the row's ``judged`` outcome, nothing else."""
+
+    def __init__(self, failure: str, observed: str, outcome: Outcome | None = None):
+        super().__init__(observed)
+        self.outcome = judged(failure, observed, outcome)
+
+
+def judged(failure: str | None, observed: str, outcome: Outcome | None = None) -> Outcome:
+    """A row as its judge read it: the failure kind (one of ``FAILURES``; None: it passed) and what
+    was observed, on the student's outcome (a ``RETURNED`` one when the judge read the wire)."""
+    return replace(outcome or Outcome(RETURNED), failure=failure, observed=observed)
 
 
 def returned(value: Any) -> Outcome:
@@ -54,7 +73,7 @@ def returned(value: Any) -> Outcome:
 
 def raised(exc: BaseException) -> Outcome:
     """A refusal when ``exc`` is typed (``CourseError``, ``MCPError``), else a crash."""
-    return Outcome(REFUSED if is_typed(exc) else CRASHED, error=exc)
+    return Outcome(REFUSED if isinstance(exc, (CourseError, MCPError)) else CRASHED, error=exc)
 
 
 def crashed(exc: BaseException) -> Outcome:
@@ -69,8 +88,25 @@ def lab_failed(exc: BaseException) -> Outcome:
     return Outcome(LAB_FAILED, error=exc)
 
 
-def is_typed(exc: BaseException) -> bool:
-    return isinstance(exc, (CourseError, MCPError))
+# The exceptions rebuilt as themselves from another process (a scorecard's hint reads their type);
+# any other is rebuilt as an ``Exception`` of the same name.
+REBUILT = {"NotImplementedError": NotImplementedError, "NameError": NameError, "AssertionError": AssertionError}
+
+
+def crash_record(exc: BaseException) -> dict:
+    """The student's exception as data another process can read (``crash_from``)."""
+    record = {"crashed": type(exc).__name__, "message": str(exc)}
+    if isinstance(exc, Unavailable):
+        record["unavailable"] = exc.dotted
+    return record
+
+
+def crash_from(record: dict) -> Outcome:
+    """The ``CRASHED`` outcome of a ``crash_record``."""
+    name, message = str(record["crashed"]), str(record.get("message", ""))
+    if record.get("unavailable"):
+        return crashed(Unavailable(record["unavailable"]))
+    return crashed((REBUILT.get(name) or type(name, (Exception,), {"__module__": "student"}))(message))
 
 
 def failure_of(outcome: Outcome) -> str | None:
@@ -79,14 +115,9 @@ def failure_of(outcome: Outcome) -> str | None:
 
 
 def last_line(exc: BaseException) -> str:
-    """The last line of the traceback Python would print: ``Type: message``, on one line."""
-    return " ".join(error_line(exc).split())
-
-
-def crash_line(exc: BaseException) -> str:
-    """``Type: message`` (just ``Type`` when there is no message)."""
-    message = str(exc)
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    """The last line of the traceback Python would print: ``Type: message`` on one line (``Type`` alone
+    when there is no message)."""
+    return " ".join(error_line(exc).split()) if str(exc).strip() else error_line(exc).split(":")[0]
 
 
 def no_result(budget: float) -> str:

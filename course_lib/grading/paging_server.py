@@ -15,6 +15,7 @@ from mcp import MCPError
 
 from course_lib.display import error_line
 from course_lib.errors import CatalogError, CourseError
+from course_lib.grading import outcome as o
 from course_lib.grading import served
 from course_lib.grading.outcome import LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
 from course_lib.grading.scorecard import Scorecard
@@ -131,7 +132,7 @@ class Pages:
 def _lent(cursor: str | Failed, lender: str) -> str:
     """A cursor another server lent, or its lender's failure as this row's."""
     if isinstance(cursor, Failed):
-        raise Failed(cursor.kind, f"{lender}: {cursor.observed}", cursor.outcome)
+        raise Failed(cursor.outcome.failure, f"{lender}: {cursor.outcome.observed}", cursor.outcome)
     return cursor
 
 
@@ -193,7 +194,7 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
             except CourseError as exc:
                 return Failed(LAB, f"the lab could not run: {error_line(exc)}")
 
-        async def run_era(era: str) -> dict[str, tuple]:
+        async def run_era(era: str) -> dict[str, o.Outcome]:
             asked = {row["probe"] for row in ex.wanted(era)}
             lent = {lender: await lent_cursor(era, lender) if probe in asked else None
                     for lender, probe in (("B", "foreign"), ("A", "restarted"))}
@@ -202,7 +203,7 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
                 rows = ex.wanted(era, lambda row: (row["probe"] in ("expired", "fresh")) == (lab == "C"))
                 out.update(await served.on_lab(ex, argv[lab], era, rows, lambda asker, row: ask_row(
                     Pages(asker, allowed[lab](row)), row, lent)))
-                if served.FAIL_FAST.get() and any(found[0] is not None for found in out.values()):
+                if served.FAIL_FAST.get() and any(found.failure is not None for found in out.values()):
                     break
             return out
 

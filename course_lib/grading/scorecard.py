@@ -20,7 +20,7 @@ from typing import Callable
 from course_lib.display import WIDTH, Table
 from course_lib.paths import ROOT
 from course_lib.grading.battery import ANY_ERA, Scenario, describe_expectation, describe_refusal, read_spec
-from course_lib.grading.outcome import CRASH, HANG, LAB, WRONG_RESULT, Outcome, crash_line
+from course_lib.grading.outcome import CRASH, HANG, LAB, WRONG_RESULT, Outcome, last_line
 from course_lib.grading.unavailable import Unavailable
 
 STARTER_HINT = ("This is still the starter: replace `raise NotImplementedError(...)` with your code in the "
@@ -108,7 +108,7 @@ def raised_at(error: BaseException | None) -> str | None:
 def _crash_key(vs: list[Verdict]) -> tuple | None:
     """What a failing scenario's crash was (its exception's type and message), if every era crashed alike."""
     errors = [v.outcome.error for v in vs if v.failure_class == CRASH and v.outcome is not None]
-    keys = {(type(e).__name__, crash_line(e)) for e in errors if e is not None}
+    keys = {(type(e).__name__, last_line(e)) for e in errors if e is not None}
     return keys.pop() if len(errors) == len(vs) and len(keys) == 1 else None
 
 

@@ -93,7 +93,7 @@ def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
     if isinstance(error, MCPError):  # (always a refusal: a typed error)
         crash = served.crash_of(error)
         if crash is not None:
-            return Verdict(s, False, crash.observed, o.CRASH, crash.outcome)
+            return Verdict(s, False, crash.outcome.observed, o.CRASH, crash.outcome)
         if error.error.code == types.REQUEST_TIMEOUT:
             return Verdict(s, False, "the server did not answer in time: your code never returned", o.HANG,
                            o.hung(outcome.budget))

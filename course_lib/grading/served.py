@@ -2,8 +2,9 @@
 
 ``written`` copies the function into a module (``grading.child``; one that cannot be copied is the
 student's crash on every row) and names the ``grading.harness`` command line that serves it.
-A row fails by raising ``Failed(kind, observed, outcome)``. The student's own exception arrives as
-``-32603`` with ``data.crashed`` (``crash_of``, rebuilt by type for the card's hint); a reply that
+A row's judge reads it into an ``Outcome`` (``outcome.judged``; a judge that rejects it raises
+``outcome.Failed``). The student's own exception arrives as
+``-32603`` with its ``outcome.crash_record`` as ``data`` (``crash_of``: a ``CRASHED`` outcome); a reply that
 never came ends its lab's rows (``Asker``); a lab that fails is ``LAB`` for the rows left
 (``on_lab``); ``grade`` runs the labs and publishes the card.
 """
@@ -19,54 +20,42 @@ from typing import Awaitable, Callable
 import mcp_types as types
 from mcp import MCPError
 
+from course_lib.audit.session import ProbeFailed, probe
 from course_lib.display import error_line
 from course_lib.errors import CourseError
 from course_lib.grading import outcome as o
+from course_lib.grading.outcome import Failed
 from course_lib.grading.battery import Scenario, load_battery, rows_of, select
 from course_lib.grading.child import SourceError, child_argv, write_module
-from course_lib.grading.harness import CRASHED
 from course_lib.grading.runner import FAIL_FAST
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
-from course_lib.grading.unavailable import Unavailable
 from course_lib.labs import connect
 from course_lib.scenarios import for_each
 
 HARNESS = "course_lib.grading.harness"
 NOT_ASKED = "not asked: an earlier request got no answer"
-STARTERS = {"NotImplementedError": NotImplementedError, "NameError": NameError}
-
-
-class Failed(Exception):
-    """One row's failure: its kind (``outcome.FAILURES``), what was observed, the student's outcome."""
-
-    def __init__(self, kind: str, observed: str, outcome: o.Outcome | None = None):
-        super().__init__(observed)
-        self.kind, self.observed, self.outcome = kind, observed, outcome
-
-    @property
-    def result(self) -> tuple:
-        """The row's ``(failure kind, observed, outcome)``, as every grader here keeps it."""
-        return self.kind, self.observed, self.outcome
-
-
-def student_error(type_name: str, said: str = "") -> o.Outcome | None:
-    """The student's exception rebuilt by its type's name (``said``: ``Type: message``), for the
-    card's hint: the starter's, a missing name, a library function the exercise withholds."""
-    if type_name == "Unavailable":
-        return o.crashed(Unavailable(said.split(": ", 1)[-1].split(" ", 1)[0]))
-    error = STARTERS.get(type_name)
-    return None if error is None else o.crashed(error())
 
 
 def crash_of(error: dict | MCPError) -> Failed | None:
-    """The student's own crash, when that is what ``error`` (a reply's error, or an ``MCPError``) is."""
+    """The student's own crash (its ``CRASHED`` outcome rebuilt from ``data``), when that is what
+    ``error`` (a reply's error, or an ``MCPError``) is."""
     if isinstance(error, MCPError):
         error = {"code": error.error.code, "message": error.error.message, "data": error.error.data}
     data = error.get("data")
     if error.get("code") != types.INTERNAL_ERROR or not isinstance(data, dict) or not data.get("crashed"):
         return None
-    said = str(error.get("message", ""))[len(CRASHED):]
-    return Failed(o.CRASH, "your code crashed: " + said, student_error(data["crashed"], said))
+    return crashed(o.crash_from(data))
+
+
+def crashed(outcome: o.Outcome) -> Failed:
+    """A row that ends with the student's crash."""
+    return Failed(o.CRASH, o.describe(outcome), outcome)
+
+
+def logged_crash(path: Path) -> o.Outcome | None:
+    """The first crash the harness appended to ``path`` (``harness.CRASH_LOG``), as its outcome."""
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    return o.crash_from(json.loads(lines[0])) if lines else None
 
 
 class Asker:
@@ -139,22 +128,22 @@ def written(student: Callable, battery: str, kind: str, only=None, eras=None, bu
         yield ex
 
 
-async def judged(row: Awaitable[str]) -> tuple:
-    """(failure kind or None, what was observed, the student's outcome) of one row."""
+async def judged(row: Awaitable[str]) -> o.Outcome:
+    """The ``judged`` outcome of one row (what ``row`` observed, or what its ``Failed`` carries)."""
     try:
-        return None, await row, None
+        return o.judged(None, await row)
     except Failed as failed:
-        return failed.result
+        return failed.outcome
     except MCPError as exc:  # a request this row needed answered was refused
-        return o.WRONG_REFUSAL, f"a request this row needs was answered {error_line(exc)}", None
+        return o.judged(o.WRONG_REFUSAL, f"a request this row needs was answered {error_line(exc)}")
 
 
 async def on_lab(ex: Exercise, argv: list[str], era: str, rows: list[dict],
                  ask_row: Callable[[Asker, dict], Awaitable[str]], *, setup=None, lab_timeout: float | None = None,
-                 not_asked: str = NOT_ASKED) -> dict[str, tuple]:
+                 not_asked: str = NOT_ASKED) -> dict[str, o.Outcome]:
     """The rows on one real stdio server, in order (``setup(lab)`` first); a lab that fails is
     ``LAB`` for the rows left. Under ``FAIL_FAST`` the rows after a failing one are not asked."""
-    out: dict[str, tuple] = {}
+    out: dict[str, o.Outcome] = {}
     if not rows:
         return out
     try:
@@ -165,11 +154,37 @@ async def on_lab(ex: Exercise, argv: list[str], era: str, rows: list[dict],
                 await setup(lab)
             for row in rows:
                 out[row["name"]] = await judged(ask_row(asker, row))
-                if FAIL_FAST.get() and out[row["name"]][0] is not None:
+                if FAIL_FAST.get() and out[row["name"]].failure is not None:
                     break
     except CourseError as exc:
         for row in rows:
-            out.setdefault(row["name"], (o.LAB, f"the lab could not run: {error_line(exc)}", o.lab_failed(exc)))
+            out.setdefault(row["name"], o.judged(o.LAB, o.describe(o.lab_failed(exc)), o.lab_failed(exc)))
+    return out
+
+
+async def on_probe(ctx, era: str, rows: list[dict], ask_row: Callable, budget: float,
+                   start: Callable[[object], Awaitable]) -> dict[str, o.Outcome]:
+    """The rows on one strict audit session (``audit.session.probe``), in order: ``start(wire)`` first
+    under the probe's own timeout (start-up is the harness's), then every reply has ``budget``
+    seconds and ``ask_row(wire, row, started)`` is judged. When the session ends early, the rows
+    left are the student's crash (the server ended), a hang (then the rows not asked), or the lab's."""
+    out: dict[str, o.Outcome] = {}
+    try:
+        async with probe(ctx, era) as wire:
+            started = await start(wire)
+            wire.reply_timeout = budget  # from here on, every reply is the student's code's
+            for row in rows:
+                out[row["name"]] = await judged(ask_row(wire, row, started))
+    except ProbeFailed as exc:
+        for n, row in enumerate(r for r in rows if r["name"] not in out):
+            if exc.check == "closed_pipe":  # the server ended: the student's module, or their code, ended it
+                out[row["name"]] = o.judged(o.CRASH, "the server ended before it answered: your cell's code did "
+                                                     "not import, or it ended the process")
+            elif exc.check != "reply_timeout":
+                out[row["name"]] = o.judged(o.LAB, f"the lab could not run: [{exc.check}] {exc.message}"[:150])
+            else:  # the row that got no answer, then the rows never asked
+                out[row["name"]] = o.judged(o.HANG, NOT_ASKED if n else o.no_result(budget),
+                                            o.hung(budget, NOT_ASKED if n else None))
     return out
 
 
@@ -177,7 +192,7 @@ async def grade(ex: Exercise, run: Callable[..., Awaitable[dict]],
                 key: Callable[[Scenario], object] = lambda s: s.era) -> Scorecard:
     """``run`` per key of the scenarios (an era, or a tuple spread as its arguments), side by side
     (under ``FAIL_FAST`` one after another until one fails, and only the rows asked are on the
-    card); each scenario's verdict is its row's ``(failure, observed, outcome)`` under its key."""
+    card); each scenario's verdict is its row's ``judged`` outcome under its key."""
     keys = list(dict.fromkeys(key(s) for s in ex.scenarios))
     if not FAIL_FAST.get():
         results = await for_each(run, keys)
@@ -185,12 +200,11 @@ async def grade(ex: Exercise, run: Callable[..., Awaitable[dict]],
         results = {}
         for k in keys:
             results[k] = (await for_each(run, [k]))[k]
-            if any(found[0] is not None for found in results[k].values()):
+            if any(found.failure is not None for found in results[k].values()):
                 break
     verdicts = []
     for s in ex.scenarios:
         found = results.get(key(s), {}).get(s.name)
         if found is not None or not FAIL_FAST.get():
-            failure, observed, outcome = found
-            verdicts.append(Verdict(s, failure is None, observed, failure, outcome))
+            verdicts.append(Verdict(s, found.failure is None, found.observed, found.failure, found))
     return publish(Scorecard(ex.title, verdicts, ex.budget, ex.battery))

@@ -11,6 +11,7 @@ from typing import Callable
 
 from mcp import MCPError
 
+from course_lib.grading import outcome as o
 from course_lib.grading import served
 from course_lib.grading.outcome import MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
 from course_lib.grading.scorecard import Scorecard
@@ -72,7 +73,7 @@ async def grade_tool_result(student: Callable, battery: str = BATTERY, *, only: 
             return ex.card
         argv = ex.argv(ex.config("tools", {"tools": ex.spec["tools"]}))
 
-        async def run_era(era: str) -> dict[str, tuple]:
+        async def run_era(era: str) -> dict[str, o.Outcome]:
             return await served.on_lab(ex, argv, era, ex.wanted(era), ask_row,
                                        setup=lambda lab: lab.session.list_tools(),
                                        not_asked="not asked: an earlier call got no answer")

@@ -24,15 +24,8 @@ from pathlib import Path
 
 import nbformat
 
+from course_lib.cells import ANSWERS, REVEAL, SOLUTION, tags  # noqa: F401 (the tooling imports them from here)
 from course_lib.paths import NOTEBOOKS, ROOT
-
-SOLUTION = "solution"
-ANSWERS = "answers"
-REVEAL = "reveal"
-
-
-def tags(cell) -> list[str]:
-    return list(cell.get("metadata", {}).get("tags", []))
 
 
 def dropped(cell) -> bool:

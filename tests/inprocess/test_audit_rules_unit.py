@@ -86,7 +86,7 @@ def r(uri):
 ])
 def test_the_canonical_read(answer, verdict, start):
     report = Report([], "all")
-    anyio.run(resources._canonical, Recorded({r("x://a"): answer}), [{"uri": "x://a"}], "legacy", report)
+    anyio.run(resources.read_canonical, Recorded({r("x://a"): answer}), [{"uri": "x://a"}], "legacy", report)
     [line] = report.lines
     assert (line.check, line.verdict, line.detail[:len(start)]) == ("uri.canonical", verdict, start)
 
@@ -96,7 +96,7 @@ def test_odd_spellings_refused_served_as_canonical_or_otherwise():
     answers[r("x://h/./a")] = read("x://h/a")  # normalised: the canonical contents
     answers[r("x://h/a?course-audit=1")] = read("x://h/a", text="other")
     report = Report([], "all")
-    anyio.run(resources._odd, Recorded(answers), {"x://h/a": [("x://h/a", "t", None)]}, "legacy", report)
+    anyio.run(resources.read_spellings, Recorded(answers), {"x://h/a": [("x://h/a", "t", None)]}, "legacy", report)
     got = {line.subject: (line.verdict, line.detail) for line in report.lines}
     assert got["dot-segment"] == ("INFO", "1 served as canonical")
     assert got["query"] == ("WARN", "1 served other contents")
@@ -112,7 +112,7 @@ def test_odd_spellings_refused_served_as_canonical_or_otherwise():
 def test_a_missing_uri(error, verdict, start):
     report = Report([], "all")
     missing = r(f"x://{resources.MISSING_PATH}")
-    anyio.run(resources._missing, Recorded({missing: {"error": error}}), "x://a", [], "legacy", report)
+    anyio.run(resources.read_missing, Recorded({missing: {"error": error}}), "x://a", [], "legacy", report)
     [line] = report.lines
     assert (line.verdict, line.detail[:len(start)]) == (verdict, start)
 
@@ -123,17 +123,17 @@ def test_cursor_outcomes_and_tool_inputs():
     assert tools.requires_input({"inputSchema": {"type": "object", "required": ["city"]}})
     assert not tools.requires_input({"inputSchema": {"type": "object", "required": []}})
     assert not tools.requires_input({"inputSchema": {"type": "object"}})
-    assert tools._answer({"result": {"isError": True}})[0] == "isError"
-    assert tools._answer({"result": {"content": []}})[0] == "result"
+    assert tools.answer_kind({"result": {"isError": True}})[0] == "isError"
+    assert tools.answer_kind({"result": {"content": []}})[0] == "result"
     said = {"result": {"content": [{"type": "text", "text": "Error: Unknown tool: x"}], "isError": False}}
-    assert tools._answer(said)[0] == "result"  # the graders' reading is unchanged
+    assert tools.answer_kind(said)[0] == "result"  # the graders' reading is unchanged
     assert tools._said(said) == ("as-success", "an error reported as a success (isError false): "
                                                "'Error: Unknown tool: x'")
     assert tools._said({"result": {"content": [{"type": "text", "text": "ran x"}]}}) == (
         "result", "a result reporting no error: 'ran x'")
     assert tools._said({"result": {"isError": True, "content": [{"type": "text", "text": "no"}]}}) == (
         "isError", "an isError result: 'no'")
-    assert tools._answer({"error": {"code": -32602, "message": "x"}})[0] == "-32602"
+    assert tools.answer_kind({"error": {"code": -32602, "message": "x"}})[0] == "-32602"
 
 
 def test_launch_classifies_stdout_lines():
@@ -187,6 +187,6 @@ def test_a_missing_uri_served(templates, verdict, start):
     report = Report([], "all")
     missing = r(f"x://{resources.MISSING_PATH}")
     served = {"result": {"contents": [{"uri": "x", "text": "No data"}]}}
-    anyio.run(resources._missing, Recorded({missing: served}), "x://a", templates, "legacy", report)
+    anyio.run(resources.read_missing, Recorded({missing: served}), "x://a", templates, "legacy", report)
     [line] = report.lines
     assert (line.verdict, line.detail[:len(start)]) == (verdict, start)

@@ -58,7 +58,7 @@ URI = BASE + "missing"
 
 @pytest.mark.parametrize("reply, kind", [
     ({"result": {"contents": []}}, o.MISSING_REFUSAL),
-    ({"error": {"code": -32603, "message": "crashed: KeyError: 'x'", "data": {"crashed": "KeyError"}}}, o.CRASH),
+    ({"error": {"code": -32603, "message": "crashed: KeyError: 'x'", "data": {"crashed": "KeyError", "message": "'x'"}}}, o.CRASH),
     ({"error": {"code": -32603, "message": "Internal error"}}, o.WRONG_RESULT),  # the SDK's own failure
     ({"error": {"code": -32002, "message": "Resource not found", "data": {"uri": URI}}}, o.WRONG_REFUSAL),
     ({"error": {"code": -32601, "message": "Method not found"}}, o.WRONG_REFUSAL),
@@ -69,7 +69,7 @@ URI = BASE + "missing"
 def test_a_refusal_is_judged_by_its_code_and_data(reply, kind):
     with pytest.raises(Failed) as wrong:
         judge_refusal(URI, reply, "2026-07-28")
-    assert wrong.value.kind == kind
+    assert wrong.value.outcome.failure == kind
 
 
 def test_the_right_refusal_passes_in_its_era_only():
@@ -96,7 +96,7 @@ def test_a_read_is_judged_by_uri_mime_and_text(item, ok):
     else:
         with pytest.raises(Failed) as wrong:
             judge_read(URI, reply, "t", MIME)
-        assert wrong.value.kind == o.WRONG_RESULT
+        assert wrong.value.outcome.failure == o.WRONG_RESULT
 
 
 # -- the serving engine, in process: the harness's crash and the grader's reading of it ----------
@@ -107,7 +107,7 @@ async def test_the_harness_answers_the_students_own_error_as_a_crash_and_passes_
     with pytest.raises(MCPError) as raised:
         await called(lambda: {}["missing"])
     assert (raised.value.error.code, raised.value.error.message) == (-32603, "crashed: KeyError: 'missing'")
-    assert raised.value.error.data == {"crashed": "KeyError"}
+    assert raised.value.error.data == {"crashed": "KeyError", "message": "'missing'"}
     refusal = MCPError(-32602, "no")
     with pytest.raises(MCPError) as passed:
         await called(lambda: (_ for _ in ()).throw(refusal))
@@ -121,24 +121,24 @@ async def test_the_harness_answers_the_students_own_error_as_a_crash_and_passes_
     assert await called(coroutine) == 7
 
 
-@pytest.mark.parametrize("crashed, said, error", [
-    ("NotImplementedError", "NotImplementedError: write it", NotImplementedError),
-    ("NameError", "NameError: name 'x' is not defined", NameError),
-    ("Unavailable", "Unavailable: course_lib.x.y is unavailable in this exercise", Exception),
-    ("KeyError", "KeyError: 'x'", None),
+@pytest.mark.parametrize("crashed, message, said, error", [
+    ("NotImplementedError", "write it", "NotImplementedError: write it", NotImplementedError),
+    ("NameError", "name 'x' is not defined", "NameError: name 'x' is not defined", NameError),
+    ("Unavailable", "course_lib.x.y is unavailable in this exercise: write that part yourself",
+     "Unavailable: course_lib.x.y is unavailable in this exercise: write that part yourself", Exception),
+    ("KeyError", "'x'", "KeyError: 'x'", None),
 ])
-def test_a_crash_on_the_wire_is_rebuilt_by_type_for_the_hint(crashed, said, error):
+def test_a_crash_on_the_wire_is_rebuilt_by_type_for_the_hint(crashed, message, said, error):
     from course_lib.grading.served import crash_of
     from course_lib.grading.unavailable import Unavailable
 
-    failed = crash_of({"code": -32603, "message": "crashed: " + said, "data": {"crashed": crashed}})
-    assert (failed.kind, failed.observed) == (o.CRASH, "your code crashed: " + said)
-    if error is None:
-        assert failed.outcome is None
-    elif crashed == "Unavailable":
+    data = {"crashed": crashed, "message": message, **({"unavailable": "course_lib.x.y"} if crashed == "Unavailable" else {})}
+    failed = crash_of({"code": -32603, "message": "crashed: " + said, "data": data})
+    assert (failed.outcome.failure, failed.outcome.observed, failed.outcome.kind) == (o.CRASH, "your code crashed: " + said, o.CRASHED)
+    if crashed == "Unavailable":
         assert isinstance(failed.outcome.error, Unavailable) and failed.outcome.error.dotted == "course_lib.x.y"
     else:
-        assert type(failed.outcome.error) is error
+        assert type(failed.outcome.error) is error if error else type(failed.outcome.error).__name__ == crashed
     assert crash_of({"code": -32603, "message": "Internal error"}) is None  # the SDK's own failure
     assert crash_of(MCPError(-32602, "crashed: no", {"crashed": "KeyError"})) is None  # a refusal
 
@@ -161,19 +161,19 @@ def test_every_exercise_harness_is_started_by_the_fork_server():
 def test_a_served_uri_is_told_with_what_it_carried_even_when_malformed(reply, said):
     with pytest.raises(Failed) as wrong:
         judge_refusal(URI, reply, "2026-07-28")
-    assert wrong.value.kind == o.MISSING_REFUSAL and said in wrong.value.observed
+    assert wrong.value.outcome.failure == o.MISSING_REFUSAL and said in wrong.value.outcome.observed
 
 
 def test_an_error_without_a_body_is_a_wrong_refusal():
     with pytest.raises(Failed) as wrong:
         judge_refusal(URI, {"error": None}, "2026-07-28")
-    assert wrong.value.kind == o.WRONG_REFUSAL and "answered None None" in wrong.value.observed
+    assert wrong.value.outcome.failure == o.WRONG_REFUSAL and "answered None None" in wrong.value.outcome.observed
 
 
 @pytest.mark.parametrize("reply, kind, said", [
     ({"error": {"code": -32602, "message": "Resource not found"}}, o.WRONG_REFUSAL, "refused the listed"),
     ({"error": None}, o.WRONG_REFUSAL, "refused the listed"),
-    ({"error": {"code": -32603, "message": "crashed: KeyError: 'x'", "data": {"crashed": "KeyError"}}}, o.CRASH,
+    ({"error": {"code": -32603, "message": "crashed: KeyError: 'x'", "data": {"crashed": "KeyError", "message": "'x'"}}}, o.CRASH,
      "your code crashed: KeyError: 'x'"),
     ({"result": None}, o.WRONG_RESULT, "got []"),
     ({"result": {"contents": None}}, o.WRONG_RESULT, "got []"),
@@ -187,4 +187,4 @@ def test_an_error_without_a_body_is_a_wrong_refusal():
 def test_a_listed_uri_that_does_not_read_is_told_by_what_came_back(reply, kind, said):
     with pytest.raises(Failed) as wrong:
         judge_read(URI, reply, "t", MIME)
-    assert wrong.value.kind == kind and said in wrong.value.observed, wrong.value.observed
+    assert wrong.value.outcome.failure == kind and said in wrong.value.outcome.observed, wrong.value.outcome.observed

@@ -15,7 +15,7 @@ from course_lib.grading import outcome as o
 from course_lib.grading.battery import load_battery
 from course_lib.grading.budget import Stopped
 from course_lib.grading.candidate_opener import CandidateOpener, sent
-from course_lib.grading.candidate_refresh import (Seen, _catalog_of, classify, judge_accepted, judge_candidates,
+from course_lib.grading.candidate_refresh import (Seen, _catalog_of, classify, judge_accepted, judge_candidates, judged,
                                                   judge_caller_failure, judge_eras, judge_gives_up, judge_opened,
                                                   judge_rejected, judge_untouched, seen)
 from course_lib.labs import Wire
@@ -40,7 +40,9 @@ def grouped(exc):
 ])
 @pytest.mark.anyio  # (an ExceptionGroup is unwrapped of the running loop's cancellations)
 async def test_a_failed_check_and_a_hang_are_the_rows_wrong_result_and_hang(exc, result):
-    assert classify(exc, 30) == result
+    outcome = classify(exc, 30)
+    assert judged(outcome) == result[:3]
+    assert outcome == result[3] if result[3] is not None else outcome.kind == o.REFUSED
 
 
 @pytest.mark.anyio  # (an ExceptionGroup is unwrapped of the running loop's cancellations)
@@ -51,14 +53,15 @@ async def test_the_watchdogs_stop_behind_any_error_is_a_hang():
         except Stopped as stop:
             raise RuntimeError("the lab saw its task stopped") from stop
     except RuntimeError as exc:
-        assert classify(exc, 5)[1:3] == ("no result", o.HANG)
+        assert judged(classify(exc, 5))[1:3] == ("no result", o.HANG)
 
 
 @pytest.mark.parametrize("exc", [CatalogError("duplicate_name", "beta twice"), ValueError("mine"),
                                  TypeError("not an async context manager")])
 @pytest.mark.anyio  # (an ExceptionGroup is unwrapped of the running loop's cancellations)
 async def test_the_students_own_exception_is_a_crash_kept_with_its_outcome(exc):
-    text, key, failure, outcome = classify(grouped(exc), 30)
+    outcome = classify(grouped(exc), 30)
+    text, key, failure = judged(outcome)
     assert (key, failure, outcome.kind, outcome.error) == ("your code crashed", o.CRASH, o.CRASHED, exc)
     assert text == f"your code crashed: {o.last_line(exc)}"
 
@@ -70,8 +73,9 @@ async def test_what_is_not_the_students_is_raised_again(exc):
         classify(exc, 30)
 
 
-FAIL = ("[retried_once] opened 1 candidate(s)", "retried_once", o.WRONG_RESULT, None)
-CRASH = ("your code crashed: ValueError: x", "your code crashed", o.CRASH, o.crashed(ValueError("x")))
+FAIL = o.raised(CheckFailed("retried_once", "opened 1 candidate(s)"))
+CRASH = o.crashed(ValueError("x"))
+SAID = {"fail": "[retried_once] opened 1 candidate(s)", "crash": "your code crashed: ValueError: x"}
 
 
 def test_a_row_passes_only_when_its_probe_passes_in_every_era():
@@ -80,19 +84,19 @@ def test_a_row_passes_only_when_its_probe_passes_in_every_era():
     for found in ({"legacy": FAIL, "2026-07-28": None}, {"legacy": None, "2026-07-28": FAIL}):
         v = judge_eras(ROW, found, HINTS)
         era = next(e for e, r in found.items() if r)
-        assert (v.passed, v.failure_class, v.observed) == (False, o.WRONG_RESULT, f"{era}: {FAIL[0]}")
+        assert (v.passed, v.failure_class, v.observed) == (False, o.WRONG_RESULT, f"{era}: {SAID['fail']}")
         assert v.scenario.hint == HINTS["retried_once"]
 
 
 def test_a_failure_of_every_era_is_said_once_and_different_ones_each_with_its_era():
     v = judge_eras(ROW, {"legacy": FAIL, "2026-07-28": FAIL}, HINTS)
-    assert v.observed == FAIL[0]
-    assert judge_eras(ROW, {"legacy": FAIL}, HINTS).observed == FAIL[0], "a card of one era"
+    assert v.observed == SAID["fail"]
+    assert judge_eras(ROW, {"legacy": FAIL}, HINTS).observed == SAID["fail"], "a card of one era"
     v = judge_eras(ROW, {"legacy": CRASH, "2026-07-28": FAIL}, HINTS)
-    assert v.observed == f"legacy: {CRASH[0]}; 2026-07-28: {FAIL[0]}"
-    assert (v.failure_class, v.outcome) == (o.CRASH, CRASH[3])
+    assert v.observed == f"legacy: {SAID['crash']}; 2026-07-28: {SAID['fail']}"
+    assert (v.failure_class, v.outcome) == (o.CRASH, CRASH)
     assert v.scenario.hint.endswith(HINTS["your code crashed"])
-    v = judge_eras(ROW, {"legacy": ("[x] y", "not a hint", o.WRONG_RESULT, None), "2026-07-28": None}, HINTS)
+    v = judge_eras(ROW, {"legacy": o.raised(CheckFailed("not a hint", "y")), "2026-07-28": None}, HINTS)
     assert v.scenario.hint == ROW.hint, "a check without a hint of its own keeps the row's"
 
 

@@ -24,7 +24,7 @@ def kind_of(expected, call, reply):
     try:
         judge_call(expected, call, reply)
     except Failed as failed:
-        return failed.kind
+        return failed.outcome.failure
     return None
 
 
@@ -47,10 +47,10 @@ def test_the_judge_reads_each_answer_as_the_audit_does():
     assert kind_of("-32602", call, refused) is None
     assert kind_of("isError", call, refused) == o.WRONG_REFUSAL
     crash = {"error": {"code": -32603, "message": "crashed: NotImplementedError: x",
-                       "data": {"crashed": "NotImplementedError"}}}
+                       "data": {"crashed": "NotImplementedError", "message": "x"}}}
     with pytest.raises(Failed) as failed:
         judge_call("result", call, crash)
-    assert failed.value.kind == o.CRASH and failed.value.observed == "your code crashed: NotImplementedError: x"
+    assert failed.value.outcome.failure == o.CRASH and failed.value.outcome.observed == "your code crashed: NotImplementedError: x"
     assert isinstance(failed.value.outcome.error, NotImplementedError)
 
 
@@ -64,3 +64,5 @@ def test_every_rule_has_negative_rows_across_its_domain():
                 errors = list(jsonschema.Draft202012Validator(tools[call[0]]).iter_errors(call[1] or {}))
                 assert bool(errors) == (row["answer"] == "isError"), call  # the hand-written rows agree
     assert len(rows["unknown tool"]["calls"]) >= 4 and len(rows["non-object arguments"]["calls"]) >= 4
+
+

@@ -9,7 +9,7 @@ import pytest
 from course_lib.errors import CheckFailed
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import load_battery
-from course_lib.grading.envelope_checker import CheckerProblem, guarded, judge_envelope
+from course_lib.grading.envelope_checker import _key, guarded, judge_envelope
 
 _, SCENARIOS, SPEC = load_battery("envelope")
 ROWS = {s.name: s for s in SCENARIOS}
@@ -19,8 +19,17 @@ COMBOS = [(e, m) for e in ERAS for m in MODES]
 
 
 def row(outcome, check=None, message="", replies_checked=0, error_type=None):
-    return {"outcome": outcome, "check": check, "message": message, "replies_checked": replies_checked,
-            "error_type": error_type}
+    """A replay's ``(outcome, replies checked)`` as the child reports it: ``passed``, ``refused`` at a
+    check, failed ``later``, or what the checker itself did (``assert``, ``crashed``, ``hung``, ``returned``)."""
+    crash = o.crash_from({"crashed": error_type or "ValueError", "message": ""})
+    found = {"passed": lambda: o.returned(None), "refused": lambda: o.raised(CheckFailed(check, message)),
+             "later": lambda: o.judged(o.WRONG_RESULT, "the session failed after your checker accepted a reply: "
+                                       + message, o.Outcome(o.LAB_FAILED)),
+             "assert": lambda: o.judged(o.WRONG_RESULT, message, o.crashed(AssertionError())),
+             "crashed": lambda: o.judged(o.CRASH, message, crash),
+             "hung": lambda: o.judged(o.HANG, message, o.hung(5)),
+             "returned": lambda: o.judged(o.WRONG_RESULT, message, o.returned(None))}[outcome]()
+    return found, replies_checked
 
 
 def judged(name, default, **where):
@@ -70,7 +79,7 @@ def test_each_wrong_replay_fails_with_its_own_kind_and_hint_everywhere_it_happen
     v = judged(name, wrong)
     assert (v.passed, v.failure_class, v.observed) == (False, failure, observed)
     assert v.scenario.hint == (HINTS[hint] if hint else ROWS[name].hint)
-    assert v.outcome is None
+    assert (v.outcome is None) == (hint is None), "the checker's own outcome is kept for the card"
 
 
 def test_a_replay_wrong_in_one_place_only_fails_and_says_where():
@@ -143,9 +152,10 @@ def test_a_checker_that_returns_the_parsed_reply_or_refuses_is_called_as_written
 ])
 def test_anything_else_a_checker_does_is_a_checker_problem_of_its_kind(checker, line, kind, message, error_type):
     started = time.monotonic()
-    with pytest.raises(CheckerProblem) as caught:
+    with pytest.raises(o.Failed) as caught:
         guarded(checker, 0.1)(line, 1)
-    assert (caught.value.kind, caught.value.error_type) == (kind, error_type)
+    assert _key(caught.value.outcome) == kind
+    assert error_type is None or type(caught.value.outcome.error).__name__ == error_type
     assert str(caught.value).startswith(message), str(caught.value)
     assert time.monotonic() - started < 5, "a hanging checker is stopped at its budget"
     assert guarded(parse, 0.1)(LINE, 1), "the alarm is cleared after each call"

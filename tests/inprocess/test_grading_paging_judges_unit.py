@@ -19,7 +19,7 @@ TOOLS = ["alpha", "beta", "gamma", "delta", "epsilon"]
 def failure(judge, *args):
     with pytest.raises(Failed) as caught:
         judge(*args)
-    return caught.value.kind, caught.value.observed
+    return caught.value.outcome.failure, caught.value.outcome.observed
 
 
 def catalog(names, page_sizes, kind="tools"):

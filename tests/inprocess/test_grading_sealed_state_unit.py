@@ -32,7 +32,7 @@ def test_the_judge_reads_each_kind_of_answer():
     assert judge(forged, o.raised(MCPError(types.INVALID_PARAMS, "no"))).passed
     assert judge(forged, o.raised(MCPError(types.INVALID_REQUEST, "no"))).failure == o.WRONG_REFUSAL
     assert judge(honest, o.raised(MCPError(types.INVALID_PARAMS, "no"))).failure == o.WRONG_REFUSAL
-    crashed = judge(forged, o.raised(MCPError(types.INTERNAL_ERROR, "crashed: KeyError: 'x'", {"crashed": "KeyError"})))
+    crashed = judge(forged, o.raised(MCPError(types.INTERNAL_ERROR, "crashed: KeyError: 'x'", {"crashed": "KeyError", "message": "'x'"})))
     assert crashed.failure == o.CRASH and crashed.observed == "your code crashed: KeyError: 'x'"
     starter_crash = judge(honest, o.raised(MCPError(types.INTERNAL_ERROR, "crashed: NotImplementedError",
                                                     {"crashed": "NotImplementedError"})))

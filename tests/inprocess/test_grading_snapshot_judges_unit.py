@@ -36,7 +36,7 @@ def error(code, message="Resource not found"):
 def failure(expect, uri, answer):
     with pytest.raises(Failed) as caught:
         judge_read(expect, uri, answer, ORACLE)
-    return caught.value.kind, caught.value.observed
+    return caught.value.outcome.failure, caught.value.outcome.observed
 
 
 def test_the_fixed_text_as_text_plain_passes():
@@ -114,4 +114,4 @@ def test_a_uri_never_served_gets_the_eras_not_found(era, code, data, passes):
     else:
         with pytest.raises(Failed) as caught:
             judge_read(NOT_FOUND, MISS, answer, ORACLE, era)
-        assert caught.value.kind == WRONG_REFUSAL
+        assert caught.value.outcome.failure == WRONG_REFUSAL

@@ -23,7 +23,7 @@ def judged(expect, reply, value):
     try:
         return None, judge(expect, reply, value)
     except Failed as failed:
-        return failed.kind, failed.observed
+        return failed.outcome.failure, failed.outcome.observed
 
 
 def test_the_judge_reads_the_reply_frame():
@@ -34,7 +34,7 @@ def test_the_judge_reads_the_reply_frame():
     assert judged("is_error", refused, {"value": 7})[0] is None
     assert judged("is_error", ok, {"value": 7})[0] == MISSING_REFUSAL
     assert judged("plain", refused, {"value": 7})[0] == WRONG_REFUSAL
-    crashed = {"error": {"code": -32603, "message": "crashed: KeyError: 'x'", "data": {"crashed": "KeyError"}}}
+    crashed = {"error": {"code": -32603, "message": "crashed: KeyError: 'x'", "data": {"crashed": "KeyError", "message": "'x'"}}}
     assert judged("plain", crashed, None) == (CRASH, "your code crashed: KeyError: 'x'")
     assert judged("plain", {"error": {"code": -32603, "message": "Internal error"}}, None)[0] == WRONG_REFUSAL
     # isError true must come with one text and no structuredContent
