@@ -22,6 +22,7 @@ ALLOWED = {
     "chapters/servers_env.py": "building .venv-servers (set-up) and reading its versions: subprocess.run only",
     "chapters/real_servers.py": "git making the lab's throwaway repository: subprocess.run only",
     "tooling/bench.py": "tooling", "tooling/regen.py": "tooling", "tooling/browser_check.py": "tooling",
+    "tooling/bench_trees.py": "tooling (a git revision's tree, timed beside this one)",
     "tooling/mutants.py": "tooling (pytest on a mutated copy of the package)",
     "tooling/lab_server.py": "tooling (JupyterLab for the browser check)",
     "tooling/slides_check.py": "tooling (Chromium, through Playwright)",
