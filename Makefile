@@ -96,11 +96,11 @@ test: $(STAMP)
 	   $(MAKE) --no-print-directory browser-check BROWSER_NOTEBOOKS="$(BROWSER_SMOKE)"; \
 	 else echo "browser check skipped: no Chromium at $(CHROMIUM) (apt-get install -y chromium)"; fi
 
-## check: the fast layer, tests/inprocess (no process; about 30 s of CPU on two workers): the loop
+## check: the fast layer, tests/inprocess (no process; about 35 s of CPU, four workers): the loop
 ##        to run after each edit; a test's layer is its directory (tests/inprocess|stdio|world)
 # (a test file left at tests/ top level is collected too: it fails, saying where to move it)
 check: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -m inprocess -q tests/inprocess $(wildcard tests/test_*.py) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 4 -m inprocess -q tests/inprocess $(wildcard tests/test_*.py) $(PYTEST_ARGS)
 
 ## portable: a few real-stdio test files as a Mac runs them: the temporary directory behind a
 ##           symlink (macOS's /var -> /private/var), so lab directories, logs and the sweep of
