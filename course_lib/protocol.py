@@ -1,7 +1,7 @@
 """The protocol's vocabulary in one place: eras, versions, error codes, envelope keys, headers.
 
 Plain constants and nothing else: this module imports no SDK, so the process launcher and the
-stand-in replays can use it without paying for ``import mcp``. ``tests/stdio/test_protocol.py`` pins
+stand-in replays can use it without paying for ``import mcp``. ``tests/inprocess/test_protocol_unit.py`` pins
 every value the SDK also defines to the SDK's own constant.
 """
 from __future__ import annotations

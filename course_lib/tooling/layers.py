@@ -6,7 +6,7 @@ stdio, kernels, child interpreters (the SDK 1.29.0 peer included). ``tests/world
 software: chapter 07's peers and real servers, JupyterLab, Chromium, the classroom's hub.
 ``notebook``: every nbval cell of a chapter (``notebooks/``).
 
-A test file anywhere else under ``tests/`` fails, each of its tests naming the directories to
+A test file (``test_*.py``) anywhere else fails, each of its tests naming the directories to
 move it to (and it is selected by every ``-m`` layer, so ``make check`` shows it too). The
 helpers the tests import (``tests/conftest.py``, ``tests/memory_server.py`` ...) stay at the top.
 
@@ -34,8 +34,13 @@ STARTS_A_PROCESS = frozenset({"subprocess.Popen", "os.fork", "os.forkpty", "os.p
 MISPLACED = "misplaced"
 
 
+def is_test_file(path: Path) -> bool:
+    return path.suffix == ".py" and (path.name.startswith("test_") or path.stem.endswith("_test"))
+
+
 def layer(item: pytest.Item) -> str | None:
-    """The item's layer, from its file's directory; None for a test file outside the layers."""
+    """The item's layer, from its file's directory; None outside the layers (a file named on the
+    command line that is no test file, as the mutation tool's sample checks, is in no layer)."""
     path = Path(str(item.path))
     if path.suffix == ".ipynb":
         return "notebook"
@@ -57,6 +62,8 @@ def misplaced(item: pytest.Item, root: Path) -> str:
 def mark(items: list[pytest.Item]) -> None:
     for item in items:
         name = layer(item)
+        if name is None and not is_test_file(Path(str(item.path))):
+            continue
         if name is None:  # every layer's selection shows it, and its set-up fails
             for every in LAYERS:
                 item.add_marker(every)

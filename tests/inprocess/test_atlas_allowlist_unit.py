@@ -1,12 +1,4 @@
-"""In-process: the checks of tests/stdio/test_atlas_allowlist.py's subject that start no process.
-
-The atlas allowlist, one rule per row: fixtures/atlas/allowlist_rules.json (written by hand)
-against a real atlas server in both eras, and against chapter 8's reference allowlist check.
-
-Every row is sent verbatim with ``resources/read``. An allowed row must return exactly its
-document under the URI asked for; a refused row must be the not-found error carrying the URI
-unchanged. All rows run on one connection per era and library, and every wrong row is named.
-"""
+"""In-process: the checks of tests/stdio/test_atlas_allowlist.py's subject that start no process."""
 import json
 
 import pytest

@@ -1,7 +1,4 @@
-"""In-process: the checks of tests/stdio/test_atlas.py's subject that start no process.
-
-The atlas server over real stdio, in both eras, against the hand-written oracle
-fixtures/atlas/expected.json (never read from the server or its documents file)."""
+"""In-process: the checks of tests/stdio/test_atlas.py's subject that start no process."""
 import json
 import pytest
 from mcp import MCPError

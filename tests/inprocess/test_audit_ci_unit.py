@@ -1,8 +1,4 @@
-"""In-process: the checks of tests/stdio/test_audit_ci.py's subject that start no process.
-
-The audit in CI: ``--expected FILE`` (known findings do not fail the exit status, new ones do, stale
-entries are reported) and ``--junit FILE`` (one test case per line of the card), on recorded lines
-and through the command line on a server that fails on purpose (``flawed --mode silent-params``)."""
+"""In-process: the checks of tests/stdio/test_audit_ci.py's subject that start no process."""
 import json
 import xml.etree.ElementTree as ET
 from course_lib.audit.ci import junit

@@ -1,13 +1,4 @@
-"""In-process: the checks of tests/stdio/test_audit.py's subject that start no process.
-
-The audit against its hand-written oracle, fixtures/audit/expected.json, in both eras.
-
-Each case audits one course server mode (or a pinned real server) with ``era="all"``, so one run
-holds the audit to its card in the 2025-11-25 and the 2026-07-28 era. Two cases go through the
-command line (``python -m course_lib.audit --json``), whose output must validate against
-fixtures/audit/report.schema.json. The oracle itself is checked too: every check that can FAIL
-is made to FAIL by some case, and every check is load-bearing (a case depends on it).
-"""
+"""In-process: the checks of tests/stdio/test_audit.py's subject that start no process."""
 import json
 import pytest
 from course_lib.audit import ALL_CHECKS, CAN_FAIL, REPORT_ONLY, audit

@@ -1,14 +1,4 @@
-"""In-process: the checks of tests/world/test_binder.py's subject that start no process.
-
-The one-click routes: Binder (binder/) and a devcontainer for Codespaces (.devcontainer/).
-
-What runs here: the files agree with each other and with the set-up (``make lab``'s three install
-steps are Binder's, the README and environment.yml's header say so), and, with ``make
-binder-check``, ``binder/postBuild`` itself on a clean clone of the repository against the
-course's pinned packages (it reaches the package registries, as a set-up does, so ``make test``
-leaves it out). What cannot run here: Binder's and Codespaces' own builds (their images and
-servers are theirs); the files follow their documented layouts.
-"""
+"""In-process: the checks of tests/world/test_binder.py's subject that start no process."""
 import json
 import os
 import re

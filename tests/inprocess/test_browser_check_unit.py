@@ -1,12 +1,4 @@
-"""In-process: the checks of tests/world/test_browser_check.py's subject that start no process.
-
-The browser check's click plan and verdicts, and its negative control in real JupyterLab + Chromium.
-
-The plan (fixtures/widgets/clicks.json) is written by hand; these tests hold it to the chapters and
-to the widgets it clicks, and show on a damaged copy of the course (a stepper that starts its work
-on the loop the click arrived on, the old way) that the check fails at the click that copy answers
-late. `make test` runs the check itself on the widget chapters (`make browser-check`).
-"""
+"""In-process: the checks of tests/world/test_browser_check.py's subject that start no process."""
 import json
 
 import nbformat

@@ -1,11 +1,4 @@
-"""In-process: the checks of tests/stdio/test_bundles.py's subject that start no process.
-
-Every named check of the bundle reader refuses a real snapshot server that breaks exactly its rule.
-
-The rows are hand-written in fixtures/snapshot/checks.json: a scenario, one ``--fault`` of the
-snapshot server, and the check ``bundles.acquire`` must name. The same scenarios without a fault
-are accepted, so each refusal comes from the fault alone.
-"""
+"""In-process: the checks of tests/stdio/test_bundles.py's subject that start no process."""
 import json
 
 import pytest

@@ -1,14 +1,4 @@
-"""In-process: the checks of tests/world/test_classroom.py's subject that start no process.
-
-make classroom: a class on JupyterHub, each student their own system user, copy and processes.
-
-In-process: the roster, the class's progress table (hand-written progress files and the table
-expected of them in fixtures/classroom/), the hub's settings, and the refusal on a machine that
-cannot serve a class. Then one real hub (loopback only) and a real headless Chromium: two students
-sign in at once, each runs chapter 01 with its check in their own JupyterLab; neither can reach
-the other's server or read the other's copy; the instructor's page and the command show both rows;
-stopping the hub leaves no process behind; the test users are removed afterwards.
-"""
+"""In-process: the checks of tests/world/test_classroom.py's subject that start no process."""
 import json
 import sys
 from pathlib import Path

@@ -1,6 +1,4 @@
-"""In-process: the checks of tests/world/test_environment.py's subject that start no process.
-
-environment.yml (the conda/Binder route) must not drift from pyproject.toml and the lock."""
+"""In-process: the checks of tests/world/test_environment.py's subject that start no process."""
 import json
 import tomllib
 

@@ -1,11 +1,4 @@
-"""In-process: the checks of tests/stdio/test_exercises.py's subject that start no process.
-
-The exercise convention in the chapters: task, starter, check, solution, in that order.
-
-The solution defines ``reference_<student name>`` and grades it; it never rebinds a name the
-student's cell defines, so running a chapter top to bottom (Run All) leaves the student's
-function in place: the check run after the solution still grades the starter.
-"""
+"""In-process: the checks of tests/stdio/test_exercises.py's subject that start no process."""
 import ast
 import re
 

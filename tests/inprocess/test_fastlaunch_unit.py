@@ -1,8 +1,4 @@
-"""In-process: the checks of tests/stdio/test_fastlaunch.py's subject that start no process.
-
-The fork server: a fresh, separate server process per lab, the same world as a cold start,
-the cold start as fallback, recovery when it fails, and nothing left behind when the parent
-goes away."""
+"""In-process: the checks of tests/stdio/test_fastlaunch.py's subject that start no process."""
 import os
 import socket
 import sys

@@ -1,11 +1,4 @@
-"""In-process: the checks of tests/stdio/test_grading_allowlist.py's subject that start no process.
-
-Chapter 04's grader, the read handler: the starter scores 0, the reference passes in both eras,
-the chapter's visible allowlist cell copied fails, and each known-wrong handler fails at its scenario
-with its own failure kind (a retired code, a missing ``data.uri``, a URI served that must be refused,
-a held document refused, a wrong read, the handler's own crash, the SDK's own error on a wrong
-return value, a hang, code the child cannot rebuild); and, in process, the serving engine every
-server-side exercise shares (the harness's crash, its reading, its argv)."""
+"""In-process: the checks of tests/stdio/test_grading_allowlist.py's subject that start no process."""
 import json
 from urllib.parse import quote, unquote
 import mcp_types as types

@@ -1,9 +1,4 @@
-"""In-process: the checks of tests/stdio/test_grading_bundle_reader.py's subject that start no process.
-
-Chapter 05's bundle grader: a correct reader passes, one known-wrong reader per failure kind fails at
-its scenario (the judges' decisions on every other wrong reader: ``test_grading_bundle_judges_unit.py``).
-
-The reference solution is graded by its notebook's check cell (nbval), not again here."""
+"""In-process: the checks of tests/stdio/test_grading_bundle_reader.py's subject that start no process."""
 
 import pytest
 from mcp import MCPError

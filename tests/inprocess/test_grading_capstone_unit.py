@@ -1,12 +1,4 @@
-"""In-process: the checks of tests/stdio/test_grading_capstone.py's subject that start no process.
-
-The capstone grader: a correct client passes, known-wrong clients fail at their scenario; the
-student's own server under the audit: known-wrong page functions fail its row, one per failure kind;
-the student's functions of earlier chapters come from their own copy of those chapters.
-
-The reference client and server are graded by the notebook's check cell (nbval), not again here. A wrong
-client is kept here for each fact recorded on the wire and each failure kind; the judges' decisions on
-every other wrong answer: ``test_grading_capstone_judges_unit.py``."""
+"""In-process: the checks of tests/stdio/test_grading_capstone.py's subject that start no process."""
 import pytest
 from course_lib.grading import outcome as o
 from course_lib.grading.capstone import grade_capstone

@@ -1,9 +1,4 @@
-"""In-process: the checks of tests/stdio/test_grading_checked_tools.py's subject that start no process.
-
-The exercise of 08_stateless_wire: ``my_call_tool(name, arguments, catalog)`` as the ``tools/call``
-handler of a real stdio server. The reference passes every row in both eras, the starter scores 0,
-known-wrong handlers fail at their named rows (one per kind of failure), and the audit's own tool
-probes agree with the rows."""
+"""In-process: the checks of tests/stdio/test_grading_checked_tools.py's subject that start no process."""
 
 import jsonschema
 import pytest

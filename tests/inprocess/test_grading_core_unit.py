@@ -1,8 +1,4 @@
-"""In-process: the checks of tests/stdio/test_grading_core.py's subject that start no process.
-
-The walker grader (chapters 1 and 2): the starter scores 0, one wrong walker per failure kind fails
-at its scenario, a correct walker of another style and the reference pass, and what hangs or spins is
-stopped. The judges' decisions on every other wrong walker: ``test_grading_walker_judges_unit.py``."""
+"""In-process: the checks of tests/stdio/test_grading_core.py's subject that start no process."""
 import pytest
 from mcp import MCPError
 

@@ -1,9 +1,4 @@
-"""In-process: the checks of tests/stdio/test_grading_envelope_checker.py's subject that start no process.
-
-Chapter 9's envelope-checker grader: damaged replays in a normal and a -O interpreter.
-
-The reference in both eras and interpreters, and one known-wrong checker per failure kind; the verdicts
-on every other wrong replay and checker: ``test_grading_envelope_judges_unit.py``."""
+"""In-process: the checks of tests/stdio/test_grading_envelope_checker.py's subject that start no process."""
 import json
 
 import pytest

@@ -1,7 +1,4 @@
-"""In-process: the checks of tests/stdio/test_grading_paging_server.py's subject that start no process.
-
-The exercise of 06_paginating_server: the reference passes every row, the starter scores 0, and
-known-wrong page functions fail at their named rows, judged on the wire of real stdio servers."""
+"""In-process: the checks of tests/stdio/test_grading_paging_server.py's subject that start no process."""
 import base64
 import hashlib
 import hmac

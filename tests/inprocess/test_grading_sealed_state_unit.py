@@ -1,8 +1,4 @@
-"""In-process: the checks of tests/stdio/test_grading_sealed_state.py's subject that start no process.
-
-The exercise of 09_stateless_cache: ``my_sealer(key) -> (seal, unseal)`` as the codec of a real
-``modern`` server. The reference passes every row, the starter scores 0, and known-wrong sealers
-fail at their named rows (one per kind of failure), judged on the wire."""
+"""In-process: the checks of tests/stdio/test_grading_sealed_state.py's subject that start no process."""
 
 import mcp_types as types
 import pytest

@@ -1,8 +1,4 @@
-"""In-process: the checks of tests/stdio/test_grading_snapshot_server.py's subject that start no process.
-
-The server exercise of 05_snapshot_bundles: the reference passes every row in both eras, the
-starter scores 0, and known-wrong read functions (one per failure kind, and one per rule's corner)
-fail at their named rows, judged on the wire of real stdio servers."""
+"""In-process: the checks of tests/stdio/test_grading_snapshot_server.py's subject that start no process."""
 import pytest
 from mcp import MCPError
 

@@ -1,8 +1,4 @@
-"""In-process: the checks of tests/stdio/test_grading_tool_result.py's subject that start no process.
-
-The exercise of 03_schema_cache: the reference passes every row in both eras, the starter scores
-0, and one known-wrong result function per failure kind fails at its named row, judged on the
-reply frames of real stdio servers."""
+"""In-process: the checks of tests/stdio/test_grading_tool_result.py's subject that start no process."""
 import json
 
 import mcp_types as types

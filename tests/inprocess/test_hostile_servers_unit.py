@@ -1,13 +1,4 @@
-"""In-process: the checks of tests/stdio/test_hostile_servers.py's subject that start no process.
-
-Hostile servers: every misbehaviour ends connect + walk with one typed, one-line error (or a
-complete catalog where nothing was lost), within its budget, and leaves no process behind.
-How long a case takes is not asserted (speed lives in ``make bench``); the budget a case ends
-at is, through its error's ``budget`` detail.
-
-The oracle is fixtures/hostile/expected.json, written by hand; nothing here is derived from
-the server's code.
-"""
+"""In-process: the checks of tests/stdio/test_hostile_servers.py's subject that start no process."""
 import pytest
 from course_lib import CatalogError, ProtocolViolation, connect
 

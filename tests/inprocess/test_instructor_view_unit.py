@@ -1,14 +1,4 @@
-"""In-process: the checks of tests/world/test_instructor_view.py's subject that start no process.
-
-``make instructor`` never writes the course, in a real JupyterLab and a real headless Chromium.
-
-One user's two sessions, as an instructor has them before a class: first the student lab (``make
-lab``'s command on a student copy), where a chapter is opened in the default workspace; then the
-instructor view (``make instructor``'s command, ``python -m course_lib.tooling.lab notebooks``),
-sharing the same Jupyter folders. The instructor view must not reopen the student's tab (its own
-workspace), and running every cell of chapter 01, clicking through its widget and saving it must
-leave the committed chapter and ``git status`` as they were: the run lands in the scratch copy.
-"""
+"""In-process: the checks of tests/world/test_instructor_view.py's subject that start no process."""
 import hashlib
 
 from course_lib.paths import NOTEBOOKS

@@ -1,12 +1,4 @@
-"""In-process: the checks of tests/world/test_lab_start.py's subject that start no process.
-
-``make lab`` opens chapter 00 and JupyterLab never asks about its news feed.
-
-A real JupyterLab server is started with the options ``make lab`` gives it
-(``course_lib.tooling.lab.options()``), in a throwaway Jupyter home with no user settings: its
-settings API must serve the course's defaults (news and update checks off), and its front page
-must lead to chapter 00.
-"""
+"""In-process: the checks of tests/world/test_lab_start.py's subject that start no process."""
 import json
 import sys
 from pathlib import Path

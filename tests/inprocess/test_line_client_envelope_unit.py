@@ -1,14 +1,4 @@
-"""In-process: the checks of tests/stdio/test_line_client_envelope.py's subject that start no process.
-
-The strict line client and the envelope controls, against the hand-written oracle
-fixtures/atlas/envelope_controls.json: a real atlas session is captured, then replayed
-through a stand-in server with one damaged reply at a time, in normal and ``python -O``.
-
-Chapter 08 teaches the named checks, the ``assert`` trap in one cell and ``check_start``; the
-proof that each check stops where it should lives here: the replays in both eras, the
-assert-based checker under ``-O`` (the negative control), every process fault, and what the
-SDK's own client does with the same damaged replies.
-"""
+"""In-process: the checks of tests/stdio/test_line_client_envelope.py's subject that start no process."""
 import json
 import nbformat
 import pytest

@@ -1,12 +1,4 @@
-"""In-process: the checks of tests/world/test_peers.py's subject that start no process.
-
-Chapter 07's peers: the stored tables hold to fixtures/peers/expected.json, and every pinned
-outside client lists every course server (both eras where it supports them): the catalog and
-the atlas in the chapter's own table, the other servers here.
-
-Node.js and the peers are part of the set-up (``make test`` installs them); when they are missing
-these tests fail with the commands that install them, never skip.
-"""
+"""In-process: the checks of tests/world/test_peers.py's subject that start no process."""
 import json
 from html.parser import HTMLParser
 

@@ -1,13 +1,4 @@
-"""In-process: the checks of tests/stdio/test_portable.py's subject that start no process.
-
-The course runs as on a Mac: no Linux-only mechanism in the package.
-
-A scan of ``course_lib``'s source refuses every Linux-only mechanism; two chapters that launch,
-walk and sweep servers pass strict nbval unchanged with the temporary directory behind a symlink,
-as macOS's is. The lab sweep is built on psutil everywhere: each of its recognition rules finds a helper that left the
-server's process group and session with ``setsid``, and a helper with no link to the lab is
-(as its docstring admits) not found.
-"""
+"""In-process: the checks of tests/stdio/test_portable.py's subject that start no process."""
 import ast
 import os
 import re

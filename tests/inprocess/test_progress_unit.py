@@ -1,7 +1,4 @@
-"""In-process: the checks of tests/stdio/test_progress.py's subject that start no process.
-
-A student's progress: the student copy records each check's best score, ``make progress``
-prints it, and the chapters in notebooks/ (run by nbval and regen) never record anything."""
+"""In-process: the checks of tests/stdio/test_progress.py's subject that start no process."""
 import json
 from datetime import datetime, timezone
 

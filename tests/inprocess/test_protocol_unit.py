@@ -1,6 +1,4 @@
-"""In-process: the checks of tests/stdio/test_protocol.py's subject that start no process.
-
-The course's protocol vocabulary agrees with the pinned SDK, and stays free of it at import."""
+"""In-process: the checks of tests/stdio/test_protocol.py's subject that start no process."""
 from __future__ import annotations
 import typing
 

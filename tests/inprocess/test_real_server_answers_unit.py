@@ -1,18 +1,4 @@
-"""In-process: the checks of tests/world/test_real_server_answers.py's subject that start no process.
-
-What real third-party servers exposed in the course's tools, each fixed and held here.
-
-- the strict line client reads a server's own notification as the reply (``server-everything``
-  sends ``notifications/message`` after the handshake): it now records it and waits on;
-- the strict client had no ``env=``/``cwd=`` and failed every server that logs to stderr;
-- ``raw_lines`` started course servers only;
-- ``is_not_found`` knew one family of answers; ``not_found`` names the code each server used;
-- ``connect`` showed a forced stop only as a negative code, and a server without the 2026-07-28
-  era as a bare ``-32602``/``-32603``.
-
-The answers below were recorded from the real servers named (pinned versions in
-the course's notes; server-everything 2025.12.18, pinned in fixtures/peers, runs here live).
-"""
+"""In-process: the checks of tests/world/test_real_server_answers.py's subject that start no process."""
 import pytest
 from mcp import MCPError
 from course_lib.uris import is_not_found, not_found

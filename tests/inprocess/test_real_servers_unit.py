@@ -1,19 +1,4 @@
-"""In-process: the checks of tests/world/test_real_servers.py's subject that start no process.
-
-The pinned real servers of chapter 07 under the audit.
-
-Each server's card equals its expected card, written by hand in ``fixtures/audit/real/NAME.json``
-before the run, in each era: no crash (every audit returns a report), no process left over (the
-report's own sweep and the run's leak check). ``auto`` is chapter 07's own run: its cell audits every
-server in ``auto`` against the same cards (``real_cards.differences``: its last line counts the cards
-equal to their fixture), and strict nbval fails when a card differs, when a process is left over
-(``exit.leftovers`` is a line of the card) or when ``auto`` lands in another era (the card's lines
-are that era's). That run checks the era ``auto`` lands in, line for line; this file audits each
-server in the other era, restricted to it, so that every era of every card is checked once in the
-suite. The servers' interpreter and the
-Node peers are part of the set-up: when they are missing these tests fail with the commands that
-install them, never skip.
-"""
+"""In-process: the checks of tests/world/test_real_servers.py's subject that start no process."""
 import inspect
 import json
 

@@ -1,10 +1,4 @@
-"""In-process: the checks of tests/stdio/test_schema_lab.py's subject that start no process.
-
-Output-schema cache pitfalls, the candidate refresh and its negative controls, on real stdio servers.
-
-Expectations come from the hand-written oracles in fixtures/schema/; nothing here is derived
-from a run of the code under test.
-"""
+"""In-process: the checks of tests/stdio/test_schema_lab.py's subject that start no process."""
 
 import pytest
 

@@ -1,10 +1,4 @@
-"""In-process: the checks of tests/stdio/test_sdk129.py's subject that start no process.
-
-The SDK 1.29.0 peer: a real second environment, pinned, and what it does with URIs.
-
-The expectations come from ``fixtures/atlas/expected.json`` (hand-written ``sdk_1_29_0`` and
-``anyurl_1_29_0`` columns); nothing here is derived from the peer's own answers.
-"""
+"""In-process: the checks of tests/stdio/test_sdk129.py's subject that start no process."""
 from __future__ import annotations
 import pytest
 

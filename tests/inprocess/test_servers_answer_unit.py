@@ -1,12 +1,4 @@
-"""In-process: the checks of tests/stdio/test_servers_answer.py's subject that start no process.
-
-Every tool a course server lists answers ``tools/call``, in both eras, on real servers.
-
-The oracle is ``fixtures/servers/callable.json``: per server and mode, the list methods it
-answers, the tools its walk lists, and the failures that are the point of a mode or a tool.
-Each server's labs run side by side (one lab per mode and era); a failure names every lab
-that went wrong and how.
-"""
+"""In-process: the checks of tests/stdio/test_servers_answer.py's subject that start no process."""
 import json
 
 import pytest

@@ -1,14 +1,4 @@
-"""In-process: the checks of tests/stdio/test_servers_paging.py's subject that start no process.
-
-The course servers that list resources, templates or prompts page them like the catalog pages tools.
-
-The oracle is ``fixtures/servers/paging.json``, written by hand: with ``--pages 1,0,2`` every
-list of atlas, shelf (classic) and snapshot comes in exactly three pages, and the walker reads
-the complete list, in both eras. A cursor a list did not issue (made up, or issued by another
-list of the same server) is -32602 and the list still serves its own cursors afterwards.
-Without ``--pages`` every list is one page, as the chapters use them. Every server whose
-capabilities name resources answers ``resources/templates/list``, never -32601.
-"""
+"""In-process: the checks of tests/stdio/test_servers_paging.py's subject that start no process."""
 import json
 import pytest
 

@@ -1,14 +1,4 @@
-"""In-process: the checks of tests/stdio/test_signed_cursor_server.py's subject that start no process.
-
-Chapter 06's signed-cursor server, beyond the chapter's own cells, on real stdio servers.
-
-The oracle is ``fixtures/servers/signed_cursors.json``, written by hand. The server is the chapter's
-own text (``SERVER_TOP``, ``SERVER_LOOP``, ``MINT``, ``REFUSE``, ``READ``, copied from its cells as they
-are): it pages the same cursors in both eras and a second process of it honours them; the course's
-catalog server refuses what it refuses; the same rules written the SDK 1.29.0 way (decorator,
-camelCase fields, ``McpError(ErrorData(...))``) and run by the real 1.29.0 interpreter answer the
-same pages and refusals; 2.3.0 has neither the decorator nor ``McpError``; ``MCPServer`` does not page.
-"""
+"""In-process: the checks of tests/stdio/test_signed_cursor_server.py's subject that start no process."""
 import pytest
 from mcp import Client
 from mcp.server import MCPServer

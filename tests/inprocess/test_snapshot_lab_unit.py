@@ -1,7 +1,4 @@
-"""In-process: the checks of tests/stdio/test_snapshot_lab.py's subject that start no process.
-
-Snapshot bundles on real stdio servers: mixed and expired scenarios in both eras, the single
-whole-bundle recovery, five wrong servers caught at their named checks, and the response cache."""
+"""In-process: the checks of tests/stdio/test_snapshot_lab.py's subject that start no process."""
 import json
 
 import pytest

@@ -1,8 +1,4 @@
-"""In-process: the checks of tests/stdio/test_stateless.py's subject that start no process.
-
-The stateless era (2026-07-28) on the real SDK, as chapters 08 and 11 show it: eras on the wire,
-error shapes, routing headers over HTTP, the response cache and its pitfalls, input_required,
-request_state integrity."""
+"""In-process: the checks of tests/stdio/test_stateless.py's subject that start no process."""
 import json
 
 import mcp_types as types

@@ -1,9 +1,4 @@
-"""In-process: the checks of tests/stdio/test_stateless_wire.py's subject that start no process.
-
-What the stateless-wire chapter (08) states beyond its own cells, held against the hand-written
-oracle fixtures/stateless/wire_facts.json: how ``era="auto"`` answers each refusal of
-``server/discover``, ``Client.call_tool`` after -32020 in each era, what SDK 2.3.0's tables say the
-2026-07-28 revision retired, tasks as an extension, and what 2.3.0 still ships of HTTP+SSE."""
+"""In-process: the checks of tests/stdio/test_stateless_wire.py's subject that start no process."""
 import json
 import typing
 import mcp.client.sse

@@ -1,7 +1,4 @@
-"""In-process: the checks of tests/stdio/test_student_copy.py's subject that start no process.
-
-The student copy: no solution cell or text, every other output kept, a student's work never
-overwritten, and a chapter copy that runs from its own folder."""
+"""In-process: the checks of tests/stdio/test_student_copy.py's subject that start no process."""
 
 import nbformat
 

@@ -1,6 +1,4 @@
-"""In-process: the checks of tests/stdio/test_walker.py's subject that start no process.
-
-The seed's cursor regressions, on real stdio servers, in both protocol eras."""
+"""In-process: the checks of tests/stdio/test_walker.py's subject that start no process."""
 from importlib.metadata import version
 
 import mcp_types as types

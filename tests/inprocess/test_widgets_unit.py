@@ -1,9 +1,4 @@
-"""In-process: the checks of tests/stdio/test_widgets.py's subject that start no process.
-
-The widgets, driven through their Python API: simulated clicks on real servers.
-
-Expected pages and verdicts come from hand-written fixtures (fixtures/widgets/*.json).
-"""
+"""In-process: the checks of tests/stdio/test_widgets.py's subject that start no process."""
 import pytest
 from course_lib.widgets import PageStepper, ScenarioPicker, WireViewer
 

@@ -1,14 +1,4 @@
-"""The checks of tests/world/test_classroom.py's subject that start only course processes.
-
-make classroom: a class on JupyterHub, each student their own system user, copy and processes.
-
-In-process: the roster, the class's progress table (hand-written progress files and the table
-expected of them in fixtures/classroom/), the hub's settings, and the refusal on a machine that
-cannot serve a class. Then one real hub (loopback only) and a real headless Chromium: two students
-sign in at once, each runs chapter 01 with its check in their own JupyterLab; neither can reach
-the other's server or read the other's copy; the instructor's page and the command show both rows;
-stopping the hub leaves no process behind; the test users are removed afterwards.
-"""
+"""The checks of tests/world/test_classroom.py's subject that start only course processes."""
 import subprocess
 import sys
 import time
