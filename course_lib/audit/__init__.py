@@ -154,6 +154,7 @@ async def audit(argv: Sequence[str] = (), env: dict[str, str] | None = None, cwd
     for e in ran:  # what the era's probes read, judged against the era's published schema
         toolschema.run(ctx, e, jobs.outputs[_slot(e, 2)])
         specschema.run(ctx, e, jobs.outputs[_slot(e, 2)])
+    jobs.outputs.setdefault(3, Report(argv, era))  # over HTTP no dying probe: its slot still places what follows
     for slot in sorted(jobs.outputs):
         report.lines.extend(jobs.outputs[slot].lines)
         if slot == 3:  # after the launch and era lines (a late first reply rewrites the latter)

@@ -130,7 +130,7 @@ def run(ctx, era: str, report) -> None:
         return
     failing = sorted(((method, frame, found) for method, frame in frames  # probes run side by side:
                       if (found := violation(era, frame, method)) is not None),  # the first by method and id
-                     key=lambda f: (f[0] or "", json.dumps(f[1].get("id"))))
+                     key=lambda f: (f[0] or "", _id_order(f[1].get("id"))))
     commit = manifest()["commit"][:7]
     if failing:
         method, frame, (name, where) = failing[0]
@@ -140,3 +140,9 @@ def run(ctx, era: str, report) -> None:
     typed = sorted({name for method, frame in frames for name, _, _ in types_of(era, frame, method)[1:]})
     report.add("frame.schema", "PASS", rule, era, f"{len(frames)} frames valid against schema {version} at "
                f"{commit}" + (f"; typed: {', '.join(typed)}" if typed else ""))
+
+
+def _id_order(request_id) -> tuple:
+    """Numeric ids in their order (5 before 10), then any other id by its JSON text."""
+    number = isinstance(request_id, int) and not isinstance(request_id, bool)
+    return (0, request_id, "") if number else (1, 0, json.dumps(request_id))
