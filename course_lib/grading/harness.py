@@ -1,10 +1,10 @@
 """The real stdio server around a student's function: one harness, one small builder per exercise.
 
 ``python -m course_lib.grading.harness KIND MODULE.py FUNCTION [CONFIG.json]`` loads the student's module
-from its file (written by ``grading.child``, so a traceback keeps its real line numbers) and serves, on
-the SDK's low-level ``Server``, the exercise ``KIND``: ``paging`` (chapter 3), ``tools`` (5),
-``tool_result`` (6), ``read`` (04), ``snapshot`` (05) or ``state`` (11). Every call of the student's
-code goes through ``called``: ``MCPError`` passes; anything else wrong is the student's ``crash``."""
+from its file (written by ``grading.child``, so a traceback keeps its real line numbers) and serves, on the
+SDK's low-level ``Server``, the exercise ``KIND`` of a chapter: ``tool_result`` (03), ``read`` (04), ``snapshot``
+(05), ``paging`` (06), ``tools`` (08) or ``state`` (09). Every call of the student's code goes through
+``called``: ``MCPError`` passes; anything else wrong is the student's ``crash``."""
 from __future__ import annotations
 
 import importlib.util
@@ -297,5 +297,4 @@ KINDS = {f.__name__: f for f in (paging, tools, tool_result, read, snapshot, sta
 
 if __name__ == "__main__":
     kind, path, function, *config = sys.argv[1:]
-    settings = json.loads(open(config[0], encoding="utf-8").read()) if config else {}
-    sys.exit(serve(KINDS[kind](load(path, function), settings)))
+    sys.exit(serve(KINDS[kind](load(path, function), json.loads(open(config[0], encoding="utf-8").read()) if config else {})))

@@ -63,7 +63,8 @@ def report_of(name: str) -> dict:
         data = json.loads(done.stdout)
         assert done.returncode == data["exit_code"]
         return data
-    return anyio.run(audit, argv_of(name)).to_dict()
+    options = {k: v for k, v in ORACLE["cases"][name].items() if k in ("budget", "request_timeout", "exit_budget")}
+    return anyio.run(lambda: audit(argv_of(name), **options)).to_dict()
 
 
 @pytest.mark.parametrize("name", sorted(ORACLE["cases"]))
