@@ -1,6 +1,13 @@
+import sys
 from pathlib import Path
 
 import pytest
+
+# A file split across layers shares its helpers from one place: tests/stdio/F.py and tests/world/F.py
+# import them from tests/inprocess/F_unit.py, whichever layer a run collects.
+for _layer in ("inprocess", "stdio", "world"):
+    if str(Path(__file__).parent / _layer) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).parent / _layer))
 
 
 @pytest.fixture

@@ -13,15 +13,12 @@ from mcp import MCPError
 from course_lib import connect
 from course_lib.paths import fixture
 
+from test_atlas_allowlist_unit import rows_of
+
 pytestmark = pytest.mark.anyio
 
 RULES = json.loads(fixture("atlas", "allowlist_rules.json").read_text(encoding="utf-8"))
-ROWS = RULES["rows"]
 LIBRARIES = ("chapter", "extended")
-
-
-def rows_of(library: str) -> list[dict]:
-    return [row for row in ROWS if row.get("library", "chapter") == library]
 
 
 def extended_documents(tmp_path):

@@ -6,17 +6,15 @@ function in place: the check run after the solution still grades the starter.
 """
 import ast
 import inspect
-import re
 import signal
-
-import nbformat
 import pytest
 from mcp.types import PaginatedRequestParams
 
 from course_lib import CatalogError
 from course_lib.grading.runner import FAIL_FAST
-from course_lib.paths import NOTEBOOKS
 from course_lib.tooling.student_copy import tags
+
+from test_exercises_unit import load, the_cell, words
 
 # chapter: (the student's function, the grader its check cell calls), or a list of such pairs when
 # a chapter has more than one exercise (each in the order task, starter, check, solution)
@@ -37,40 +35,6 @@ EXERCISES = {
 PAIRS = [(stem, *pair) for stem, entry in EXERCISES.items()
          for pair in (entry if isinstance(entry, list) else [entry])]
 IDS = [f"{stem}:{name}" for stem, name, _ in PAIRS]
-
-
-def load(stem):
-    return nbformat.read(NOTEBOOKS / f"{stem}.ipynb", as_version=4)
-
-
-def the_cell(nb, tag, name=None):
-    """The code cell tagged ``tag``; in a chapter of several exercises, the one of ``name``."""
-    found = [i for i, c in enumerate(nb.cells) if tag in tags(c) and c.cell_type == "code"]
-    if name is not None and len(found) > 1:
-        mine = {"exercise": lambda source: name in top_level_names(source),
-                "check": lambda source: re.search(rf"\(\s*{name}\b", source),
-                "solution": lambda source: f"reference_{name}" in source}[tag]
-        found = [i for i in found if mine(nb.cells[i].source)]
-    (index,) = found
-    return index, nb.cells[index]
-
-
-def top_level_names(source: str) -> set[str]:
-    """Names a cell binds at the top level (functions, classes, assignments, imports)."""
-    names = set()
-    for node in ast.parse(source).body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    return names
-
-
-def words(text: str) -> str:
-    return " ".join(text.split())
 
 
 async def run_cell(source: str, namespace: dict):

@@ -21,6 +21,8 @@ from course_lib.paths import fixture
 from course_lib.tooling.student_copy import NOTEBOOKS, solution_sources
 from scorecard_checks import assert_flagged
 
+from test_grading_allowlist_unit import another_style, contents
+
 pytestmark = pytest.mark.anyio
 
 LIBRARY = json.loads(fixture("grading", "read_library.json").read_text(encoding="utf-8"))
@@ -62,11 +64,6 @@ def visible_cell(tmp_path, own_rule=False):
     namespace = {"__name__": "copied"}
     exec(compile(path.read_text(), str(path), "exec"), namespace)
     return namespace["copied"]
-
-
-def contents(uri, name, mime=None):  # (a default is evaluated where the function is defined: no global)
-    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=mime or MIME,
-                                                                         text=DOCS[name])])
 
 
 def era_code(ctx):
@@ -191,20 +188,6 @@ async def never_refuses(ctx, params, library):
     if params.uri not in SERVED:
         await anyio.sleep(3600)
     return contents(params.uri, SERVED[params.uri])
-
-
-def another_style(ctx, params, library):
-    """Correct, written differently: a plain def, the segment checked by re-encoding, the era's code."""
-    segment = params.uri[len(library.base):] if params.uri.startswith(library.base) else "/"
-    try:
-        name = unquote(segment, errors="strict")
-    except UnicodeDecodeError:
-        name = None
-    text = library.text_of(name) if name is not None and quote(name, safe="") == segment else None
-    if text is None:
-        raise MCPError(-32002 if ctx.protocol_version < "2026-07-28" else -32602, "not served", {"uri": params.uri})
-    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, mime_type=library.mime_type,
-                                                                         text=text)])
 
 
 async def test_the_starter_scores_zero_and_the_reference_passes(tmp_path):

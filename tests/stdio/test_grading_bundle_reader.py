@@ -10,6 +10,8 @@ from mcp import MCPError
 from course_lib import bundles
 from course_lib.grading.bundle_reader import grade_bundles
 
+from test_grading_bundle_reader_unit import attempt, prompt, read_text, restarting, unavailable
+
 pytestmark = pytest.mark.anyio
 
 MIXED = "mixed: read before the edit"
@@ -26,25 +28,6 @@ UNAVAILABLE = "recovery also unavailable"
 INCOMPLETE = "recovery manifest incomplete"
 ALL = [MIXED, PUBLISHED, RETIRED, EXPIRED, CHANGED, BETWEEN, CHANGED_BETWEEN, BEFORE_PROMPT, AFTER_PROMPT,
        CACHED, UNAVAILABLE, INCOMPLETE]
-
-
-def unavailable(exc: MCPError) -> bool:
-    return exc.error.code == bundles.UNAVAILABLE
-
-
-async def read_text(lab, uri: str, cache_mode: str = "refresh") -> str:
-    return (await lab.client.read_resource(uri, cache_mode=cache_mode)).contents[0].text
-
-
-async def prompt(lab, revision: str) -> None:
-    await lab.client.get_prompt(bundles.PROMPT, {"revision": revision})  # -31001 (gone) raises MCPError
-
-
-async def attempt(lab, manifest) -> dict:
-    """The pinned reads, then the prompt of the same revision."""
-    texts = {u: await read_text(lab, u) for u in manifest.uris}
-    await prompt(lab, manifest.revision)
-    return {"revision": manifest.revision, "texts": texts}
 
 
 # -- a correct reader in another style: a bounded loop, and it takes the prompt too -------------
@@ -66,26 +49,6 @@ async def two_attempts_with_prompt(lab):
                 raise
         previous = manifest
     raise bundles.BundleError("recovery", f"{previous.revision} unavailable as well; no second restart")
-
-
-# -- known-wrong readers ------------------------------------------------------------------------
-
-def restarting(name: str, restarts: float, cache_mode: str = "refresh", membership: bool = False):
-    """A reader that restarts on -31001 (gone) up to ``restarts`` times; the last one propagates."""
-    async def reader(lab):
-        done, previous = 0, None
-        while True:
-            manifest = await bundles.read_manifest(lab, cache_mode)
-            if membership and previous is not None:
-                bundles.check_membership(manifest, previous=previous)
-            try:
-                return await attempt(lab, manifest)
-            except MCPError as exc:
-                if not unavailable(exc) or done >= restarts:
-                    raise
-                done, previous = done + 1, manifest
-    reader.__name__ = name
-    return reader
 
 
 restarts_forever = restarting("restarts_forever", math.inf)

@@ -17,6 +17,8 @@ from course_lib.paths import NOTEBOOKS
 from course_lib.tooling.student_copy import tags
 from scorecard_checks import assert_flagged
 
+from test_grading_capstone_unit import SessionClient
+
 pytestmark = pytest.mark.anyio
 
 
@@ -53,53 +55,7 @@ READ = "read: allowed and hostile URIs"
 EXPIRES = "bundle: r1 expires mid-read"
 UNAVAILABLE = "bundle: r2 unavailable too"
 CAPSTONE = [COMBINED, POISONED, ENDLESS, STALE, READ, EXPIRES, UNAVAILABLE]
-
-
-CHAPTER_8_READER = yours("05_snapshot_bundles", "reference_my_acquire")
 AUDIT = "audit: my_page (chapter 06)"
-
-
-class SessionClient:
-    """A correct client in another style: the session for pages (no response cache there), plain
-    functions of the course for the rest, ``read`` synchronous in its check."""
-
-    def __init__(self, lab, allowed):
-        self.lab, self.allowed = lab, tuple(allowed)
-
-    async def refresh(self, open_candidate):
-        from mcp.types import PaginatedRequestParams
-        from course_lib.errors import CatalogError
-
-        async with open_candidate() as fresh:
-            catalog, cursors, cursor, pages = {}, [], None, 0
-            while True:
-                pages += 1
-                if pages > 16:
-                    raise CatalogError("page_budget", "more than 16 pages")
-                params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-                page = await fresh.session.list_tools(params=params)
-                for tool in page.tools:
-                    if tool.name in catalog:
-                        raise CatalogError("duplicate_name", tool.name)
-                    catalog[tool.name] = tool
-                if page.next_cursor is None:
-                    return list(catalog)
-                if page.next_cursor in cursors:
-                    raise CatalogError("cursor_repeated", page.next_cursor)
-                cursor = page.next_cursor
-                cursors.append(cursor)
-
-    def allows(self, uri):
-        return any(uri == allowed for allowed in self.allowed)
-
-    async def read(self, uri):
-        from course_lib.errors import CheckFailed
-
-        CheckFailed.require(self.allows(uri), "uri_allowlist", f"{uri} is not on the list")
-        return (await self.lab.client.read_resource(uri, cache_mode="bypass")).contents[0].text
-
-    async def bundle(self):
-        return await CHAPTER_8_READER(self.lab)  # chapter 05's reference reader: bundles.acquire is unavailable
 
 
 async def listed(lab):

@@ -15,6 +15,8 @@ from course_lib.grading.core import CRASH, HANG, MISSING_REFUSAL, WRONG_REFUSAL,
 from course_lib.tooling.student_copy import reference_solution
 from scorecard_checks import assert_flagged
 
+from test_grading_core_unit import first_page_only
+
 pytestmark = pytest.mark.anyio
 NAMES_ROWS = ["normal", "single page", "empty catalog", "empty-string cursor", "server order"]
 RESTART = "walk_restart"  # chapter 2's exercise: one restart after a refused cursor
@@ -35,10 +37,6 @@ def params(cursor):
 
 async def starter(session, max_pages=32):
     raise NotImplementedError("write your walker here")
-
-
-async def first_page_only(session):
-    return [t.name for t in (await session.list_tools()).tools]
 
 
 async def no_repeat_check(session):

@@ -1,8 +1,6 @@
 """The exercise of 06_paginating_server: the reference passes every row, the starter scores 0, and
 known-wrong page functions fail at their named rows, judged on the wire of real stdio servers."""
 import base64
-import hashlib
-import hmac
 import importlib.util
 import json
 import secrets
@@ -17,6 +15,8 @@ from course_lib.grading.runner import FAIL_FAST
 from scorecard_checks import assert_flagged
 from test_signed_cursor_server import chapter_texts
 
+from test_grading_paging_server_unit import bound_page, claim_of, no_generation, signed
+
 pytestmark = pytest.mark.anyio
 
 
@@ -25,45 +25,6 @@ def offsets(cursor, catalog):
     start = 0 if cursor is None else int(cursor)
     end = start + catalog.page_size
     return catalog.names[start:end], (str(end) if end < len(catalog.names) else None)
-
-
-def signature(key, body):
-    return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
-
-
-def signed(catalog, claim):
-    body = base64.urlsafe_b64encode(json.dumps(claim).encode()).decode()
-    return f"{body}.{signature(catalog.key, body)}"
-
-
-def claim_of(cursor, catalog):
-    body, _, mac = cursor.partition(".")
-    try:
-        claim = json.loads(base64.urlsafe_b64decode(body))
-    except ValueError:
-        claim = None
-    if not isinstance(claim, dict) or not hmac.compare_digest(mac.encode(), signature(catalog.key, body).encode()):
-        raise MCPError(types.INVALID_PARAMS, "Invalid cursor")
-    return claim
-
-
-def bound_page(cursor, catalog, fields):
-    """Signed pages whose claim binds only ``fields`` of the catalog (and the offset)."""
-    bound = lambda offset: {**{f: getattr(catalog, f) for f in fields}, "o": offset}  # noqa: E731
-    start = 0
-    if cursor is not None:
-        claim = claim_of(cursor, catalog)
-        if claim != bound(claim.get("o")):
-            raise MCPError(types.INVALID_PARAMS, "Invalid cursor: not for this server, list or generation")
-        start = claim["o"]
-    end = start + catalog.page_size
-    more = end < len(catalog.names)
-    return catalog.names[start:end], (signed(catalog, bound(end)) if more else None)
-
-
-def no_generation(cursor, catalog):
-    """Signed and bound to the server, its process and its list, but blind to the generation."""
-    return bound_page(cursor, catalog, ("name", "process", "kind"))
 
 
 def no_process(cursor, catalog):

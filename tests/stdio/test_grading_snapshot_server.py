@@ -9,16 +9,13 @@ from course_lib.servers.snapshot import Snapshots
 from course_lib.uris import missing
 from scorecard_checks import assert_flagged
 
+from test_grading_snapshot_server_unit import only_r1_gone, parts
+
 pytestmark = pytest.mark.anyio
 UNAVAILABLE = -31001  # the snapshot's own application-defined code, the same in both eras
 GONE = "Snapshot unavailable; reacquire the whole bundle"
 ALL = {"r1 pinned, r2 current", "r2 pinned", "URIs it never served", "r1 dropped", "a revision it never had",
        "r2 still held"}
-
-
-def parts(store, uri):
-    revision, _, document = uri.removeprefix(store.base).partition("/")
-    return revision, document
 
 
 def falls_back(store, uri):
@@ -61,17 +58,6 @@ def unlooked(store, uri):
 def forever(store, uri):
     while True:
         pass
-
-
-def only_r1_gone(store, uri):
-    """Knows that r1 was dropped, and nothing else: r9 falls back to the current revision."""
-    revision, document = parts(store, uri)
-    if revision == "r1" and revision not in store.revisions:
-        raise MCPError(UNAVAILABLE, GONE)
-    docs = store.revisions.get(revision, store.revisions[store.current])
-    if document not in docs:
-        raise missing(uri, store.protocol_version)
-    return "text/plain", docs[document]
 
 
 def first_segment(store, uri):

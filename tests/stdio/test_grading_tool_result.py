@@ -1,7 +1,6 @@
 """The exercise of 03_schema_cache: the reference passes every row in both eras, the starter scores
 0, and one known-wrong result function per failure kind fails at its named row, judged on the
 reply frames of real stdio servers."""
-import json
 import time
 
 import mcp_types as types
@@ -13,12 +12,10 @@ from course_lib.grading.outcome import CRASH, HANG, MISSING_REFUSAL, WRONG_REFUS
 from course_lib.grading.tool_result import grade_tool_result
 from scorecard_checks import assert_flagged
 
+from test_grading_tool_result_unit import text
+
 pytestmark = pytest.mark.anyio
 LEGACY = ["legacy"]
-
-
-def text(value):
-    return [types.TextContent(type="text", text=json.dumps(value))]
 
 
 def unchanged(tool, value):

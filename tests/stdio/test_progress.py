@@ -10,23 +10,11 @@ import pytest
 
 from course_lib import progress
 from course_lib.paths import NOTEBOOKS, ROOT
-from course_lib.tooling.student_copy import generate
+
+from test_progress_unit import copy_of, fresh_copy
 
 EARLY = datetime(2026, 12, 1, 21, 5, tzinfo=timezone.utc)
 HEADER = ["chapter", "exercise", "best score", "when"]
-
-
-@pytest.fixture(scope="module")
-def fresh_copy(tmp_path_factory):
-    out = tmp_path_factory.mktemp("course") / "student"
-    generate(out)
-    return out
-
-
-def copy_of(fresh_copy, tmp_path):
-    """A student copy of its own for one test: the fresh copy's progress file in a new folder."""
-    (tmp_path / progress.FILE).write_bytes((fresh_copy / progress.FILE).read_bytes())
-    return tmp_path
 
 
 def cli(folder) -> tuple[int, list[str], str]:

@@ -19,9 +19,9 @@ from course_lib.paths import fixture
 from course_lib.raw import INITIALIZE, envelope, enveloped, error_of, raw_lines
 from course_lib.stateless import call_by_hand, client_listing, read_state, tamper
 
-pytestmark = pytest.mark.anyio
+from test_stateless_unit import assert_error, mcp_error
 
-ERRORS = json.loads(fixture("stateless", "errors.json").read_text())
+pytestmark = pytest.mark.anyio
 LISTINGS = json.loads(fixture("stateless", "listings.json").read_text())
 MRTR = json.loads(fixture("stateless", "mrtr.json").read_text())
 HEADERS = json.loads(fixture("stateless", "http_headers.json").read_text())
@@ -29,24 +29,6 @@ HEADERS = json.loads(fixture("stateless", "http_headers.json").read_text())
 connect = partial(course_lib.connect, request_timeout=30)
 ENVELOPE_KEYS = {"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
                  "io.modelcontextprotocol/clientInfo"}
-
-
-def assert_error(got: tuple | None, name: str) -> None:
-    """``got`` = (code, message, data) matches the fixed expectation ``name``."""
-    want = ERRORS[name]
-    assert got is not None, f"{name}: expected an error, got a result"
-    code, message, data = got
-    assert code == want["code"], f"{name}: code {code}"
-    if "message" in want:
-        assert message == want["message"], f"{name}: message {message!r}"
-    else:
-        assert message.startswith(want["message_starts"]), f"{name}: message {message!r}"
-    if "data" in want:
-        assert data == want["data"], f"{name}: data {data!r}"
-
-
-def mcp_error(exc: MCPError) -> tuple:
-    return exc.error.code, exc.error.message, exc.error.data
 
 
 # -- 1. the eras side by side --------------------------------------------------------------------

@@ -8,13 +8,7 @@ from nbclient import NotebookClient
 from course_lib.paths import ROOT
 from course_lib.tooling.student_copy import generate, tags
 
-
-def words(text: str) -> str:
-    return " ".join(text.split())
-
-
-def card_of(cell) -> str:
-    return words("".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.outputs))
+from test_student_copy_unit import card_of
 
 
 def test_make_lab_writes_the_copy_then_opens_it_and_instructor_opens_the_chapters():

@@ -9,7 +9,6 @@ leave the committed chapter and ``git status`` as they were: the run lands in th
 """
 import asyncio
 import contextlib
-import hashlib
 import os
 import secrets
 import shutil
@@ -23,6 +22,8 @@ from course_lib.tooling import browser_check, lab
 from course_lib.tooling.browser_check import CHROMIUM, CHROMIUM_ARGS, chromium_available
 from course_lib.tooling.lab_server import JupyterLab
 
+from test_instructor_view_unit import digest
+
 CHAPTER = "01_pagination.ipynb"
 needs_chromium = pytest.mark.skipif(not chromium_available() and not os.environ.get("CI"),
                                     reason=f"no Chromium at {CHROMIUM} (apt-get install -y chromium); CI has it")
@@ -31,10 +32,6 @@ needs_chromium = pytest.mark.skipif(not chromium_available() and not os.environ.
 def git_status() -> str:
     return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
                           capture_output=True, text=True, check=True).stdout
-
-
-def digest(path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 _OPEN_IN_DEFAULT = """async path => {
