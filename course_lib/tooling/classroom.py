@@ -41,6 +41,7 @@ import signal
 import stat
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from course_lib.display import Table
@@ -228,12 +229,15 @@ def install() -> None:
         subprocess.run([base, "-m", "venv", str(VENV)], check=True)
     version = subprocess.run([str(python), "-c", "import platform; print(platform.python_version())"],
                              capture_output=True, text=True, check=True).stdout.strip()
-    _pip(python, ROOT / ".ci" / "constraints.txt", version, None, "-e", f"{ROOT}[classroom]", "-c")
+    installs = [(python, ROOT / ".ci" / "constraints.txt", version, None, "-e", f"{ROOT}[classroom]", "-c")]
     for _, folder, lock, ours in PEER_VENVS:
         peer = VENV / folder / "bin" / "python"
         if not peer.exists():
             subprocess.run([base, "-m", "venv", str(VENV / folder)], check=True)
-        _pip(peer, ROOT / lock, version, _site(ROOT / ours), "-r")
+        installs.append((peer, ROOT / lock, version, _site(ROOT / ours), "-r"))
+    with ThreadPoolExecutor(len(installs)) as pool:  # three independent interpreters: side by side
+        for done in [pool.submit(_pip, *install) for install in installs]:
+            done.result()  # the first that failed raises here, after all have ended
     for folder in [VENV, *(VENV / entry[1] for entry in PEER_VENVS)]:
         os.chmod(folder, 0o755)
     stamp.touch()
