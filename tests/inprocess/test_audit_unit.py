@@ -13,13 +13,14 @@ ORACLE = json.loads(fixture("audit", "expected.json").read_text(encoding="utf-8"
 SHOWN_ON_RECORDED = {"uri.canonical": {"WARN"}}
 
 
-def card(name: str) -> dict[str, str]:
-    """The expected ``{key: verdict}`` of a case: its shapes, filled for their eras, then its lines."""
-    case, out = ORACLE["cases"][name], {}
+def card(name: str, oracle: dict = ORACLE) -> dict[str, str]:
+    """The expected ``{key: verdict}`` of a case (of ``oracle``, the stdio one by default): its shapes,
+    filled for their eras, then its lines."""
+    case, out = oracle["cases"][name], {}
     for entry in case.get("shapes", []):
         shape, _, eras = entry.partition("@")
         for era in (eras.split(",") if eras else [None]):
-            out.update({key.replace("{era}", era or ""): verdict for key, verdict in ORACLE["shapes"][shape].items()})
+            out.update({key.replace("{era}", era or ""): verdict for key, verdict in oracle["shapes"][shape].items()})
     for key, verdict in case.get("lines", {}).items():
         if verdict is None:
             out.pop(key, None)

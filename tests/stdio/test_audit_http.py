@@ -22,6 +22,8 @@ from course_lib.audit.report import validate
 from course_lib.loopback import serve_http
 from course_lib.paths import ROOT, fixture
 
+from test_audit_unit import card as stdio_card, key
+
 pytestmark = pytest.mark.anyio
 
 ORACLE = json.loads(fixture("audit", "http.json").read_text(encoding="utf-8"))
@@ -30,22 +32,7 @@ STDIO_ONLY = ("stdout.before-input", "stderr", "exit.eof", "stdout.noise", "stdo
 
 
 def card(name: str) -> dict[str, str]:
-    """The expected ``{key: verdict}`` of a case: its shapes, filled for their eras, then its lines."""
-    case, out = ORACLE["cases"][name], {}
-    for entry in case.get("shapes", []):
-        shape, _, eras = entry.partition("@")
-        for era in (eras.split(",") if eras else [None]):
-            out.update({key.replace("{era}", era or ""): verdict for key, verdict in ORACLE["shapes"][shape].items()})
-    for key, verdict in case.get("lines", {}).items():
-        if verdict is None:
-            out.pop(key, None)
-        else:
-            out[key] = verdict
-    return out
-
-
-def key(line) -> str:
-    return f"{line['check']}{'[' + line['subject'] + ']' if line['subject'] else ''}@{line['era']}"
+    return stdio_card(name, ORACLE)
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

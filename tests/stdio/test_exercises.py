@@ -14,27 +14,7 @@ from course_lib import CatalogError
 from course_lib.grading.runner import FAIL_FAST
 from course_lib.tooling.student_copy import tags
 
-from test_exercises_unit import load, the_cell, words
-
-# chapter: (the student's function, the grader its check cell calls), or a list of such pairs when
-# a chapter has more than one exercise (each in the order task, starter, check, solution)
-EXERCISES = {
-    "01_pagination": ("my_walk", "grade_walker"),
-    "02_cursor_failures": ("my_restarting_walk", "grade_walker"),
-    "06_paginating_server": ("my_page", "grade_paging_server"),
-    "07_real_software": ("my_prediction", "grade_prediction"),
-    "03_schema_cache": [("my_tool_result", "grade_tool_result"), ("my_retrying_candidate", "grade_candidate")],
-    "04_resources_and_uris": ("my_read_resource", "grade_read_handler"),
-    "05_snapshot_bundles": [("my_acquire", "grade_bundles"), ("my_read", "grade_snapshot_server")],
-    "08_stateless_wire": [("my_call_tool", "grade_checked_tools"), ("my_check_reply", "grade_envelope")],
-    "09_stateless_cache": ("my_sealer", "grade_sealed_state"),
-    "10_capstone": ("MyClient", "grade_capstone"),
-}
-
-
-PAIRS = [(stem, *pair) for stem, entry in EXERCISES.items()
-         for pair in (entry if isinstance(entry, list) else [entry])]
-IDS = [f"{stem}:{name}" for stem, name, _ in PAIRS]
+from test_exercises_unit import IDS, PAIRS, load, the_cell, words
 
 
 async def run_cell(source: str, namespace: dict):

@@ -22,6 +22,8 @@ from course_lib.chapters.envelope_controls import capture, check_reply_with_asse
 from course_lib.paths import ROOT, fixture
 from course_lib.line_client import WireError, check_reply
 
+from test_line_client_envelope_unit import OUTCOME
+
 pytestmark = pytest.mark.anyio
 
 ORACLE = json.loads(fixture("atlas", "envelope_controls.json").read_text(encoding="utf-8"))
@@ -120,16 +122,6 @@ async def test_process_faults_fail_at_their_checks(recorded):
     assert mismatch.message == "the server closed stdout before replying to request 3 (resources/read)"
 
 
-OUTCOME = """
-def outcome(check, line):
-    try:
-        check(line, 1)
-        return "accepted"
-    except WireError as exc:
-        return exc.check
-    except Exception as exc:
-        return type(exc).__name__
-"""
 CHILD = """
 import json, sys
 from course_lib.chapters.envelope_controls import check_reply_with_asserts

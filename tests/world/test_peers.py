@@ -6,11 +6,11 @@ Node.js and the peers are part of the set-up (``make test`` installs them); when
 these tests fail with the commands that install them, never skip.
 """
 import asyncio
-import json
 import pytest
 
 from course_lib.chapters import peers_lab
-from course_lib.paths import FIXTURES
+
+from test_peers_unit import COURSE_SERVERS, IN_THE_CHAPTER
 
 
 def test_a_missing_peer_fails_loudly_with_the_install_commands(monkeypatch, tmp_path):
@@ -18,22 +18,6 @@ def test_a_missing_peer_fails_loudly_with_the_install_commands(monkeypatch, tmp_
     with pytest.raises(peers_lab.PeersMissing, match="is not installed, the course pins") as info:
         peers_lab.check()
     assert "make lab (or make test) installs Node and the peers" in str(info.value)
-
-
-# Every course server a student meets in the chapters, in a mode that lists; the hostile
-# appendix's server is broken on purpose and left out.
-COURSE_SERVERS = [
-    ("catalog", "normal", None, "tools"),
-    ("schema", None, FIXTURES / "schema" / "active.json", "tools"),
-    ("modern", None, None, "tools"),
-    ("probe", None, None, "tools"),
-    ("atlas", None, None, "resources"),
-    ("shelf", None, None, "resources"),
-    ("snapshot", None, None, "resources"),
-]
-# What chapter 07 already runs: its "Who reads past page 1?" table lists the catalog (normal) and
-# the atlas with every peer in every era, and strict nbval holds each cell to its stored output.
-IN_THE_CHAPTER = {"catalog": "normal", "atlas": "atlas"}
 
 
 def test_every_peer_lists_every_course_server():
