@@ -7,8 +7,8 @@
 2. close: leaving a lab block with a well-behaved server, until the process is reaped;
 3. walk: ``course_lib.walk`` against a bare loop of SDK ``list_tools`` calls on the catalog
    server's ``large`` mode (10,000 tools on 1,000 pages), interleaved in one lab;
-4. audit: ``course_lib.audit`` on three course servers (the same ``large`` mode among them) against a
-   bare walk of every list each serves (each from its server's start), side by side with their
+4. audit: ``course_lib.audit`` on three course servers (``large`` among them) and three real ones, against
+   a bare walk of every list each serves (each from its server's start), side by side with their
    ratio, and a whole audit of the pinned ``server-everything``; with ``--against REF`` each tree's
    own audit part, one after the other in the same run, and the two tables side by side
    (``make bench BENCH_ARGS="--only audit --against main"``, :mod:`course_lib.tooling.bench_trees`);
@@ -36,13 +36,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import Iterator
 
 import anyio
 import mcp_types as types
 
 from course_lib._runtime import fastlaunch as forkserver
-from course_lib._runtime.process import course_server_argv
+from course_lib._runtime.process import course_server_argv, server_env
+from course_lib.errors import CourseError
 from course_lib.walker import walk
 from course_lib.labs import connect
 from course_lib.paths import ROOT
@@ -146,8 +149,10 @@ async def bench_walk(rounds: int) -> None:
           f"of medians {statistics.median(walker) / statistics.median(bare):.3f}   ({load()})")
 
 
-# (server, mode, era): servers the audit is timed on against a bare walk of every list they serve
-AUDITED = (("catalog", "large", "legacy"), ("catalog", "normal", "legacy"), ("atlas", "classic", "legacy"))
+# (server, mode, era): servers the audit is timed on against a bare walk of every list they serve; mode
+# ``real``: a real server of chapter 07 (``real_servers``; ``sdk129``: the SDK 1.29.0 atlas server)
+AUDITED = (("catalog", "large", "legacy"), ("catalog", "normal", "legacy"), ("atlas", "classic", "legacy"),
+           ("everything", "real", "legacy"), ("fastmcp", "real", "legacy"), ("sdk129", "real", "legacy"))
 LIST_CALLS = ("list_tools", "list_resources", "list_resource_templates", "list_prompts")
 
 
@@ -171,6 +176,31 @@ async def bare_lists(session) -> int:
     return pages
 
 
+@contextmanager
+def audited_server(name: str, mode: str) -> Iterator[tuple]:
+    """(argv, env, cwd, bare walk) of a row of ``AUDITED``; the bare walk starts its own server."""
+    if mode != "real":
+        async def bare() -> int:
+            async with connect(name, mode=mode, lab_timeout=3600) as lab:
+                return await bare_lists(lab.session)
+        yield course_server_argv(name, mode), None, None, bare
+        return
+    from course_lib import sdk129
+    from course_lib.chapters import real_servers
+    with (nullcontext(real_servers.Launch(sdk129.server_argv("atlas"), {}, ROOT)) if name == "sdk129"
+          else real_servers.prepared(name)) as server:
+        async def bare() -> int:
+            from mcp import ClientSession, StdioServerParameters, stdio_client
+            params = StdioServerParameters(command=server.argv[0], args=server.argv[1:], cwd=server.cwd,
+                                           env=server_env(Path(server.cwd), server.env))
+            with open(os.devnull, "w") as errlog:
+                async with stdio_client(params, errlog=errlog) as (read, write):
+                    async with ClientSession(read, write) as session:
+                        await session.initialize()
+                        return await bare_lists(session)
+        yield server.argv, server.env or None, str(server.cwd), bare
+
+
 async def bench_audit(rounds: int, everything: bool = True) -> None:
     """The audit's time on each server of ``AUDITED`` against a bare walk of the same server (each from
     the start of its server process to its last answer), side by side, then a whole audit of
@@ -179,27 +209,29 @@ async def bench_audit(rounds: int, everything: bool = True) -> None:
     from course_lib.chapters.peers_lab import everything_argv
 
     print(f"== audit against a bare walk, {rounds} pairs each, order alternating")
-    print(f"   {'server':26} {'audit':>9} {'bare walk':>10} {'audit/walk':>10}")
+    print(f"   {'server':30} {'audit':>9} {'bare walk':>10} {'audit/walk':>10}")
     for name, mode, era in AUDITED:
-        argv = course_server_argv(name, mode)
+        try:  # a set-up that did not build a pinned real server leaves its row out
+            with audited_server(name, mode) as (argv, env, cwd, walked):
+                async def timed_audit() -> float:
+                    start = time.perf_counter()
+                    report = await audit(argv, env=env, cwd=cwd, era=era)
+                    assert report.leftovers == [] and not [x for x in report.lines if x.check == "list.walk"
+                                                           and x.verdict == "FAIL"], report.table()
+                    return time.perf_counter() - start
 
-        async def timed_audit() -> float:
-            start = time.perf_counter()
-            report = await audit(argv, era=era)
-            assert report.leftovers == [] and not [x for x in report.lines if x.check == "list.walk"
-                                                   and x.verdict == "FAIL"], report.table()
-            return time.perf_counter() - start
+                async def timed_bare() -> float:
+                    start = time.perf_counter()
+                    assert await walked() > 0
+                    return time.perf_counter() - start
 
-        async def timed_bare() -> float:
-            start = time.perf_counter()
-            async with connect(name, mode=mode, lab_timeout=3600) as lab:
-                assert await bare_lists(lab.session) > 0
-            return time.perf_counter() - start
-
-        await timed_bare()  # warm the path once (the fork server, the server's imports)
-        audits, bares, ratios = await in_pairs(rounds, timed_audit, timed_bare)
-        print(f"   {name + ' --mode ' + mode + ' (' + era + ')':26} {fmt(statistics.median(audits)):>9} "
-              f"{fmt(statistics.median(bares)):>10} {statistics.median(ratios):>10.2f}")
+                await timed_bare()  # warm the path once (the fork server, the server's imports)
+                audits, bares, ratios = await in_pairs(rounds, timed_audit, timed_bare)
+                label = name + (" (real)" if mode == "real" else " --mode " + mode) + " (" + era + ")"
+                print(f"   {label:30} {fmt(statistics.median(audits)):>9} "
+                      f"{fmt(statistics.median(bares)):>10} {statistics.median(ratios):>10.2f}")
+        except CourseError as exc:
+            print(f"   {name} (real): not timed: {str(exc)[:70]}")
     print(f"   ({load()})")
     if not everything:
         return
