@@ -1,7 +1,7 @@
 """In-process: the checks of tests/stdio/test_audit.py's subject that start no process."""
 import json
 import pytest
-from course_lib.audit import ALL_CHECKS, CAN_FAIL, REPORT_ONLY, audit
+from course_lib.audit import ALL_CHECKS, CAN_FAIL, REPORT_ONLY
 from course_lib.audit.report import Report, validate
 from course_lib.paths import fixture
 
@@ -31,6 +31,23 @@ def card(name: str, oracle: dict = ORACLE) -> dict[str, str]:
 
 def key(line) -> str:
     return f"{line['check']}{'[' + line['subject'] + ']' if line['subject'] else ''}@{line['era']}"
+
+
+def assert_card(data: dict, name: str, oracle: dict = ORACLE) -> dict[str, str]:
+    """A report (``to_dict``) holds to its case in ``oracle``: valid JSON, one line a key, exactly the
+    card's keys and verdicts, the case's exit status and the words of its ``detail``; returns the verdicts."""
+    validate(data)
+    got = {key(line): line["verdict"] for line in data["lines"]}
+    assert len(got) == len(data["lines"]), "two lines share a key"
+    want = card(name, oracle)
+    wrong = {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v}
+    extra = sorted(set(got) - set(want))
+    assert not wrong and not extra, f"(got, expected): {wrong}; not in the card: {extra}"
+    assert data["exit_code"] == oracle["cases"][name]["exit_code"]
+    details = {key(line): line["detail"] for line in data["lines"]}
+    for k, part in oracle["cases"][name].get("detail", {}).items():
+        assert part in details[k], (k, details[k])
+    return got
 
 
 def test_every_fail_line_can_happen():
