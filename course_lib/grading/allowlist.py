@@ -23,6 +23,7 @@ from course_lib.audit.session import Context, Target
 from course_lib.grading import outcome as o
 from course_lib.grading import served
 from course_lib.grading.outcome import MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
+from course_lib.grading.runner import run
 from course_lib.grading.scorecard import Scorecard
 from course_lib.grading.served import Failed
 from course_lib.paths import ROOT
@@ -78,7 +79,7 @@ def load_library(spec: dict) -> dict:
     return json.loads((ROOT / spec["library"]).read_text(encoding="utf-8"))
 
 
-async def _row(wire, row: dict, listed: list[str], era: str, spec: dict, library: dict) -> str:
+async def _row(wire, listed: list[str], row: dict, era: str, spec: dict, library: dict) -> str:
     texts, mime = library["documents"], library["mime_type"]
     names = {library["base"] + quote(name, safe=""): name for name in library["listed"]}
     report, before = Report(command=[], era=era), len(wire.exchanges)
@@ -111,17 +112,9 @@ async def _row(wire, row: dict, listed: list[str], era: str, spec: dict, library
     return f"{len(exchanges)} read(s) answered as expected" + (" and the audit agrees" if kind else "")
 
 
-async def _era(argv: list[str], era: str, rows: list[dict], spec: dict, budget: float) -> dict[str, o.Outcome]:
-    library = load_library(spec)
-    # start-up (a fresh interpreter, the handshake) and the listing are the harness's, not the handler's
-    ctx = Context(Target(argv), budget=budget * 8 * len(rows) + 2 * STARTUP, request_timeout=STARTUP)
-
-    async def listed(wire) -> list[str]:
-        listing = await wire.request("resources/list", None)
-        return [r.get("uri") for r in ((listing.get("result") or {}).get("resources") or [])]
-
-    return await served.on_probe(ctx, era, rows, lambda wire, row, uris: _row(wire, row, uris, era, spec, library),
-                                 budget, listed)
+async def listed(wire) -> list[str]:
+    listing = await wire.request("resources/list", None)
+    return [r.get("uri") for r in ((listing.get("result") or {}).get("resources") or [])]
 
 
 async def grade_read_handler(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
@@ -130,5 +123,13 @@ async def grade_read_handler(student: Callable, battery: str = BATTERY, *, only:
     with served.written(student, battery, "read", only, eras, budget, default=5.0) as ex:
         if ex.card:
             return ex.card
-        argv = ex.argv(ex.config("library", load_library(ex.spec)))
-        return await served.grade(ex, lambda era: _era(argv, era, ex.wanted(era), ex.spec, ex.budget))
+        library = load_library(ex.spec)
+        argv = ex.argv(ex.config("library", library))
+
+        def open_lab(s):  # start-up (an interpreter, the handshake) and the listing are the harness's
+            ctx = Context(Target(argv), budget=ex.budget * 8 * len(ex.wanted(s.era)) + 2 * STARTUP,
+                          request_timeout=STARTUP)
+            return served.on_probe(ctx, ex.budget, listed)(s)
+
+        row = served.answered(lambda s, lab: _row(*lab, ex.rows[s.name], s.era, ex.spec, library))
+        return await run(ex, open_lab, row, key=lambda s: s.era, ended=served.probe_ended(ex.budget))

@@ -24,7 +24,8 @@ from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario
 from course_lib.grading.child import SourceError, child_argv, write_module
 from course_lib.grading.harness import CRASH_LOG
-from course_lib.grading.served import HARNESS, logged_crash
+from course_lib.grading.runner import HARNESS
+from course_lib.grading.served import logged_crash
 from course_lib.grading.scorecard import Verdict
 
 PROBE_ENDED = "probe.ended"  # the audit's line for a probe whose session ended early (no answer in time)

@@ -7,12 +7,13 @@ unavailable to it. ``fixtures/grading/bundles.json`` moves the server's one swit
 of the operation; the judges are ``grading.bundle_judge``'s."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
-from course_lib.grading.battery import Scenario, load_battery, rows_of, select
+from course_lib.grading.battery import Scenario
 from course_lib.grading.budget import call_student
 from course_lib.grading.bundle_judge import judge_bundle, prepare_before, revisions
-from course_lib.grading.runner import run_battery
+from course_lib.grading.runner import exercise, run_battery
 from course_lib.grading.scorecard import Scorecard
 from course_lib.grading.unavailable import without
 
@@ -25,18 +26,13 @@ async def grade_bundles(student: Acquire, battery: str = "bundles", *, only: lis
 
     ``only`` restricts the battery to some scenario names, ``eras`` to some eras.
     """
-    title, scenarios, spec = load_battery(battery)
-    scenarios = select(scenarios, only, eras)
-    rows = rows_of(spec)
-    budget = budget or spec.get("budget_seconds", 8.0)
-    oracle = revisions()
-    student = without(student, spec.get("unavailable", ()))
+    ex, oracle = exercise(battery, only, eras, budget), revisions()
+    rows, student = ex.rows, without(student, ex.spec.get("unavailable", ()))
 
     def judge(s: Scenario, outcome):
         if s.era == "legacy" and "legacy_hint" in rows[s.name]:  # never a 2026-07-28 setting in legacy
-            s = Scenario(s.name, s.era, s.server, s.mode, s.expect, rows[s.name]["legacy_hint"], s.args, s.hints)
-        return judge_bundle(s, outcome, oracle=oracle, latest_hint=spec["latest_hint"])
+            s = replace(s, hint=rows[s.name]["legacy_hint"])
+        return judge_bundle(s, outcome, oracle=oracle, latest_hint=ex.spec["latest_hint"])
 
-    return await run_battery(title, scenarios, budget, lambda s, lab: call_student(student, lab), judge,
-                             prepare=lambda s, lab: prepare_before(lab, rows[s.name].get("before"), oracle),
-                             battery=battery, request_timeout=30)
+    return await run_battery(ex, lambda s, lab: call_student(student, lab), judge, request_timeout=30,
+                             prepare=lambda s, lab: prepare_before(lab, rows[s.name].get("before"), oracle))

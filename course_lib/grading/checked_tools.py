@@ -10,6 +10,7 @@ valid input must reach ``catalog.run``."""
 from __future__ import annotations
 
 import json
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Callable
 
@@ -20,7 +21,8 @@ from course_lib.grading import outcome as o
 from course_lib.grading import served
 from course_lib.grading.audited_server import PROBE_ENDED
 from course_lib.grading.harness import CRASH_LOG, ran
-from course_lib.grading.scorecard import Scorecard
+from course_lib.grading.runner import run, verdict_of
+from course_lib.grading.scorecard import Scorecard, Verdict
 from course_lib.grading.served import Failed
 
 BATTERY = "checked_tools"
@@ -56,7 +58,7 @@ def judge_call(expected: str, call: list, reply: dict) -> str:
     return said
 
 
-async def ask_row(wire, row: dict, listed=None) -> str:
+async def ask_row(wire, row: dict) -> str:
     """Every call of the row, each answer judged (``judge_call``) as it comes."""
     for call in row["calls"]:
         params = {"name": call[0], **({"arguments": call[1]} if len(call) > 1 else {})}
@@ -90,16 +92,22 @@ async def grade_checked_tools(student: Callable, battery: str = BATTERY, *, only
         if ex.card:
             return ex.card
         argv = ex.argv(ex.config("server", ex.spec["server"]))
+        audit = lambda s: ex.rows[s.name]["answer"] == "audit"  # noqa: E731
 
-        async def run_era(era: str) -> dict[str, o.Outcome]:
-            ctx = Context(Target(argv), ex.budget * 10 + 60, STARTUP)
-            calls = ex.wanted(era, lambda row: row["answer"] != "audit")
-            found = await served.on_probe(ctx, era, calls, ask_row, ex.budget,
-                                          lambda wire: wire.request("tools/list", {})) if calls else {}
-            for n, row in enumerate(ex.wanted(era, lambda row: row["answer"] == "audit")):
-                log = ex.folder / f"audit-{era}-{n}.crashes.jsonl"
-                audited = Context(Target(argv, {CRASH_LOG: str(log)}), ex.budget * 10 + 60, STARTUP)
-                found[row["name"]] = await run_audit(audited, era, log)
-            return found
+        @asynccontextmanager
+        async def open_lab(s):  # the audit's probes start sessions of their own: its lab is a crash log
+            if audit(s):
+                yield ex.folder / f"audit-{ex.scenarios.index(s)}.crashes.jsonl"
+                return
+            async with served.on_probe(Context(Target(argv), ex.budget * 10 + 60, STARTUP), ex.budget,
+                                       lambda wire: wire.request("tools/list", {}))(s) as (wire, _):
+                yield wire
 
-        return await served.grade(ex, run_era)
+        async def ask(s, lab) -> Verdict:
+            if audit(s):
+                ctx = Context(Target(argv, {CRASH_LOG: str(lab)}), ex.budget * 10 + 60, STARTUP)
+                return verdict_of(s, await run_audit(ctx, s.era, lab))
+            return verdict_of(s, await served.judged(ask_row(lab, ex.rows[s.name])))
+
+        return await run(ex, open_lab, ask, key=lambda s: (s.era, audit(s) and s.name),
+                         ended=served.probe_ended(ex.budget))

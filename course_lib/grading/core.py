@@ -16,7 +16,7 @@ from course_lib.grading.battery import (ANY_ERA, Scenario, budget_of, describe_e
 from course_lib.grading.budget import Stopped, observe, watched
 from course_lib.grading.outcome import (CRASH, FAILURES, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT,
                                         Outcome, no_result)
-from course_lib.grading.runner import each_scenario, run_battery
+from course_lib.grading.runner import each_scenario, exercise, run_battery
 from course_lib.grading.scorecard import STARTER_HINT, Scorecard, Verdict, hint_for
 from course_lib.grading.unavailable import without
 
@@ -103,10 +103,7 @@ async def grade_walker(student: Callable, battery: str = "walk", *, only: list[s
 
     ``only`` restricts the battery to some scenario names, ``eras`` to some eras.
     """
-    title, scenarios, spec = load_battery(battery)
-    scenarios = select(scenarios, only, eras)
-    budget = budget or spec.get("budget_seconds", 8.0)
-    student = without(student, spec.get("unavailable", ()))
-    return await run_battery(title, scenarios, budget, lambda s, lab: student(lab.session), judge_on_wire,
-                             battery=battery)
+    ex = exercise(battery, only, eras, budget)
+    student = without(student, ex.spec.get("unavailable", ()))
+    return await run_battery(ex, lambda s, lab: student(lab.session), judge_on_wire)
 

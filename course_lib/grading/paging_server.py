@@ -8,6 +8,7 @@ second ``tools/list``). A row passes when the answers on the wire are what the b
 every page lists only names of its list at that moment."""
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
 from typing import Callable
 
 import mcp_types as types
@@ -15,9 +16,9 @@ from mcp import MCPError
 
 from course_lib.display import error_line
 from course_lib.errors import CatalogError, CourseError
-from course_lib.grading import outcome as o
 from course_lib.grading import served
 from course_lib.grading.outcome import LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
+from course_lib.grading.runner import run
 from course_lib.grading.scorecard import Scorecard
 from course_lib.grading.served import Failed
 from course_lib.labs import connect
@@ -194,17 +195,19 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
             except CourseError as exc:
                 return Failed(LAB, f"the lab could not run: {error_line(exc)}")
 
-        async def run_era(era: str) -> dict[str, o.Outcome]:
-            asked = {row["probe"] for row in ex.wanted(era)}
-            lent = {lender: await lent_cursor(era, lender) if probe in asked else None
-                    for lender, probe in (("B", "foreign"), ("A", "restarted"))}
-            out = {}
-            for lab in ("A", "C"):
-                rows = ex.wanted(era, lambda row: (row["probe"] in ("expired", "fresh")) == (lab == "C"))
-                out.update(await served.on_lab(ex, argv[lab], era, rows, lambda asker, row: ask_row(
-                    Pages(asker, allowed[lab](row)), row, lent)))
-                if served.FAIL_FAST.get() and any(found.failure is not None for found in out.values()):
-                    break
-            return out
+        lab_of = lambda s: "C" if ex.rows[s.name]["probe"] in ("expired", "fresh") else "A"  # noqa: E731
+        labs = served.on_lab(ex, lambda s: argv[lab_of(s)])
 
-        return await served.grade(ex, run_era)
+        @asynccontextmanager
+        async def open_lab(s):  # lab A's rows get the cursors of server B and of an earlier process first
+            asked = {row["probe"] for row in ex.wanted(s.era)} if lab_of(s) == "A" else set()
+            lent = {lender: await lent_cursor(s.era, lender) if probe in asked else None
+                    for lender, probe in (("B", "foreign"), ("A", "restarted"))}
+            async with labs(s) as asker:
+                yield asker, lent
+
+        def ask(s, lab):
+            row = ex.rows[s.name]
+            return ask_row(Pages(lab[0], allowed[lab_of(s)](row)), row, lab[1])
+
+        return await run(ex, open_lab, served.answered(ask), key=lambda s: (s.era, lab_of(s)))

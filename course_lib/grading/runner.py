@@ -1,35 +1,87 @@
-"""The one runner: open a battery's labs, call the student's code under its budget, judge.
+"""The one runner: open a scenario's lab, run the student's code on it, judge each row.
 
-Per scenario ``run_battery`` starts a real stdio server through ``connect``, lets ``prepare``
-set it up (outside the budget), calls the student's code with ``observe`` and hands the typed
-``Outcome`` (with the requests the call put on the wire in ``sent``, and ``lab`` in ``state``)
-to the exercise's ``judge``. A lab that fails is a ``LAB_FAILED`` outcome, never the student's.
+An ``Exercise`` is a battery as one check runs it. ``run`` groups its scenarios by ``key`` (one lab
+a group: a scenario of its own by default, an era or a lab of a served exercise), opens each group's
+lab with ``open_lab`` (a real stdio server through ``connect``, the audit's strict session, or the
+harness serving the student's function), runs the group's rows in order on it with ``row``, and
+puts the verdicts on one card in battery order. ``student_row`` is the row of code that runs in
+this process: the call under its budget (``budget.observe``), the typed ``Outcome`` (with the
+requests the call put on the wire in ``sent``, and ``wire`` in ``state``) handed to the exercise's
+pure judge. A lab that fails (``ended``) is ``LAB`` for the rows left, never the student's.
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
+from contextlib import asynccontextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from functools import partial
+from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-import anyio
 import psutil
 
 from course_lib._runtime import interrupts
+from course_lib.audit.session import ProbeFailed
 from course_lib.errors import CourseError
 from course_lib.grading import outcome as o
-from course_lib.grading.battery import Scenario
+from course_lib.grading.battery import Scenario, load_battery, rows_of, select
 from course_lib.grading.budget import ahead, observe
+from course_lib.grading.child import child_argv
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.labs import connect
 from course_lib.scenarios import gather
 
 Judge = Callable[[Scenario, o.Outcome], Verdict]
+Row = Callable[[Scenario, Any], Awaitable[Verdict]]
 # Set by a caller that needs only "does it fail?" (the test that no function a chapter shows passes
-# its exercise): the first failing verdict cancels the scenarios still running, and the card holds
-# the verdicts that finished. A card without a failure is the whole card, as without it.
+# its exercise): the labs run one after another, era by era, until a verdict fails, and the card
+# holds the verdicts that finished. A card without a failure is the whole card, as without it.
 FAIL_FAST: ContextVar[bool] = ContextVar("course_grading_fail_fast", default=False)
+HARNESS = "course_lib.grading.harness"
+
+
+@dataclass
+class Exercise:
+    """A battery as one check runs it (its ``folder``, ``kind``, ``path`` and ``function``: the
+    student's module a served exercise writes, ``grading.served.written``)."""
+
+    title: str
+    scenarios: list[Scenario]
+    spec: dict
+    budget: float
+    battery: str
+    kind: str = ""
+    folder: Path | None = None
+    path: Path | None = None
+    function: str = ""
+    card: Scorecard | None = None  # the published card when the function cannot be copied
+
+    @property
+    def rows(self) -> dict[str, dict]:
+        return rows_of(self.spec)
+
+    def wanted(self, era: str, keep: Callable[[dict], bool] = lambda row: True) -> list[dict]:
+        """The rows of ``era`` (those ``keep`` keeps), in battery order."""
+        return [self.rows[s.name] for s in self.scenarios if s.era == era and keep(self.rows[s.name])]
+
+    def config(self, name: str, data: dict) -> Path:
+        path = self.folder / f"{name}.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return path
+
+    def argv(self, config: Path | None = None) -> list[str]:
+        """The ``grading.harness`` command line that serves the student's module."""
+        return child_argv("-m", HARNESS, self.kind, str(self.path), self.function, *([str(config)] if config else []))
+
+
+def exercise(battery: str, only=None, eras=None, budget: float | None = None, default: float = 8.0) -> Exercise:
+    """``fixtures/grading/BATTERY.json``'s scenarios (``only`` these names, in ``eras``), with its hints."""
+    title, scenarios, spec = load_battery(battery)
+    scenarios = [replace(s, hints={**spec.get("hints", {}), **s.hints}) for s in select(scenarios, only, eras)]
+    return Exercise(title, scenarios, spec, budget or spec.get("budget_seconds", default), battery)
 
 
 def lab_servers() -> set[int]:
@@ -68,59 +120,101 @@ def lab_verdict(s: Scenario, outcome: o.Outcome) -> Verdict:
     return Verdict(s, False, o.describe(outcome), o.LAB, outcome)
 
 
-async def run_battery(title: str, scenarios: list[Scenario], budget: float,
-                      call: Callable[[Scenario, Any], Awaitable[Any]], judge: Judge, *,
-                      prepare: Callable[[Scenario, Any], Awaitable[None]] | None = None,
-                      battery: str = "", show_budget: bool = True, **connect_options) -> Scorecard:
-    """One real lab per scenario; the verdicts in battery order, on one card."""
-    # A call stopped by the watchdog held the event loop: requests of other labs waited with it.
-    connect_options.setdefault("request_timeout", budget + 30)
+def verdict_of(s: Scenario, found: o.Outcome) -> Verdict:
+    """The verdict of a row its judge read into a ``judged`` outcome."""
+    return Verdict(s, found.failure is None, found.observed, found.failure, found)
 
-    async def run(s: Scenario) -> Verdict:
+
+def lab_lost(exc: BaseException, left: list[Scenario]) -> list[Verdict]:
+    return [lab_verdict(s, o.lab_failed(exc)) for s in left]
+
+
+async def run(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row, *,
+              key: Callable[[Scenario], Any] = lambda s: (s.name, s.era),
+              ended: Callable[[BaseException, list[Scenario]], list[Verdict]] = lab_lost,
+              show_budget: bool = True) -> Scorecard:
+    """The one runner: a lab per ``key`` (``open_lab(its first scenario)``, an async context manager),
+    its rows in battery order (``row(s, lab)``); a lab that fails is ``ended(exc, rows left)``."""
+    groups: dict[Any, list[Scenario]] = {}
+    for s in ex.scenarios:
+        groups.setdefault(key(s), []).append(s)
+
+    async def on_lab(rows: list[Scenario]) -> list[Verdict]:
+        verdicts: list[Verdict] = []
         try:
-            async with connect(s.server, mode=s.mode, era=s.era, args=s.args, lab_timeout=budget * 2 + 60,
-                               **connect_options) as lab:
-                if prepare is not None:
-                    await prepare(s, lab)
-                before = len(lab.wire.requests())
-                outcome = await observe(lambda: call(s, lab), budget)
-        except CourseError as exc:  # the lab itself failed: say so rather than blame the student
-            return lab_verdict(s, o.lab_failed(exc))
-        return judge(s, outcome.with_wire(lab.wire.requests()[before:], wire=lab.wire))
+            async with open_lab(rows[0]) as lab:
+                for s in rows:
+                    verdicts.append(await row(s, lab))
+                    if FAIL_FAST.get() and not verdicts[-1].passed:
+                        break
+        except (CourseError, ProbeFailed) as exc:  # the lab itself: say so rather than blame the student
+            verdicts += ended(exc, rows[len(verdicts):])
+        return verdicts
 
     before = lab_servers()
-    with ahead([budget] * len(scenarios)):
-        verdicts = await each_scenario(run, scenarios, title)
-    card = Scorecard(title, verdicts, budget if show_budget else None, battery)
+    with ahead([ex.budget] * len(ex.scenarios)):
+        found = [v for vs in await each_scenario(on_lab, list(groups.values()), ex.title) for v in vs]
+    order = {(s.name, s.era): n for n, s in enumerate(ex.scenarios)}
+    card = Scorecard(ex.title, sorted(found, key=lambda v: order[(v.scenario.name, v.scenario.era)]),
+                     ex.budget if show_budget else None, ex.battery)
     card.left_running = stop_leftovers(before)
     return publish(card)
 
 
-async def each_scenario(run: Callable[[Scenario], Awaitable[Verdict]], scenarios: list[Scenario],
-                        name: str = "exercise") -> list[Verdict]:
-    """``run`` on every scenario, side by side (a few labs at once), the verdicts in battery order.
+def labs(ex: Exercise, prepare: Callable[[Scenario, Any], Awaitable[None]] | None = None, **options):
+    """``open_lab`` of a scenario's own server (``connect``); ``prepare(s, lab)`` runs outside the budget."""
+    # A call stopped by the watchdog held the event loop: requests of other labs waited with it.
+    options.setdefault("request_timeout", ex.budget + 30)
+
+    @asynccontextmanager
+    async def open_lab(s: Scenario):
+        async with connect(s.server, mode=s.mode, era=s.era, args=s.args, lab_timeout=ex.budget * 2 + 60,
+                           **options) as lab:
+            if prepare is not None:
+                await prepare(s, lab)
+            yield lab
+
+    return open_lab
+
+
+def student_row(ex: Exercise, call: Callable[[Scenario, Any], Awaitable[Any]], judge: Judge) -> Row:
+    """The row of code that runs in this process: ``call(s, lab)`` under the budget, then ``judge``."""
+    async def row(s: Scenario, lab) -> Verdict:
+        before = len(lab.wire.requests())
+        outcome = await observe(lambda: call(s, lab), ex.budget)
+        return judge(s, outcome.with_wire(lab.wire.requests()[before:], wire=lab.wire))
+
+    return row
+
+
+async def run_battery(ex: Exercise, call: Callable[[Scenario, Any], Awaitable[Any]], judge: Judge, *,
+                      prepare=None, **options) -> Scorecard:
+    """One real lab per scenario, the student's code called on it in this process."""
+    return await run(ex, labs(ex, prepare, **options), student_row(ex, call, judge))
+
+
+def _failed(result) -> bool:
+    return not all(v.passed for v in (result if isinstance(result, list) else [result]))
+
+
+async def each_scenario(run_one: Callable[[Any], Awaitable[Any]], items: list, name: str = "exercise") -> list:
+    """``run_one`` on every item (a scenario, or a lab's scenarios), side by side (a few labs at
+    once); under ``FAIL_FAST`` one after another, era by era, until a verdict fails.
 
     An interrupt (the stop button) while they run says in one line that the check ``name`` was
     stopped and its servers are gone (``course_lib._runtime.interrupts``), not a traceback."""
     with interrupts.running("check", name):
-        if FAIL_FAST.get():
-            return await _until_one_fails(run, scenarios)
-        verdicts = await gather({i: partial(run, s) for i, s in enumerate(scenarios)})
-    return list(verdicts.values())
+        if not FAIL_FAST.get():
+            return list((await gather({i: partial(run_one, item) for i, item in enumerate(items)})).values())
+        eras = list(dict.fromkeys(_era(item) for item in items))
+        done = {}
+        for i in sorted(range(len(items)), key=lambda i: eras.index(_era(items[i]))):
+            done[i] = await run_one(items[i])
+            if _failed(done[i]):
+                break
+        return [done[i] for i in sorted(done)]
 
 
-async def _until_one_fails(run: Callable[[Scenario], Awaitable[Verdict]], scenarios: list[Scenario],
-                           limit: int = 4) -> list[Verdict]:
-    """``each_scenario`` under ``FAIL_FAST``: the verdicts that finished, in battery order."""
-    done: dict[int, Verdict] = {}
-    limiter = anyio.CapacityLimiter(limit)
-    async with anyio.create_task_group() as group:
-        async def one(i: int, s: Scenario) -> None:
-            async with limiter:
-                done[i] = await run(s)
-            if not done[i].passed:
-                group.cancel_scope.cancel()
-
-        for i, s in enumerate(scenarios):
-            group.start_soon(one, i, s)
-    return [done[i] for i in sorted(done)]
+def _era(item) -> str:
+    first = item[0] if isinstance(item, list) else item
+    return getattr(first, "era", "")

@@ -118,11 +118,10 @@ async def grade_sealed_state(student: Callable, battery: str = BATTERY, *, only:
     with served.written(student, battery, "state", only, None, budget) as ex:
         if ex.card:
             return ex.card
-        argv = tuple(ex.argv())
-        rows, scenarios = ex.rows, [replace(s, server=argv) for s in ex.scenarios]
+        argv, rows = tuple(ex.argv()), ex.rows
+        ex.scenarios = [replace(s, server=argv) for s in ex.scenarios]
         try:
-            return await run_battery(ex.title, scenarios, ex.budget, lambda s, lab: attack(rows[s.name], lab), judge,
-                                     prepare=lambda s, lab: prepare(rows[s.name], lab, argv),
-                                     battery=battery, request_timeout=STARTUP)
+            return await run_battery(ex, lambda s, lab: attack(rows[s.name], lab), judge,
+                                     prepare=lambda s, lab: prepare(rows[s.name], lab, argv), request_timeout=STARTUP)
         finally:
             FOREIGN.clear()

@@ -15,9 +15,9 @@ from mcp import MCPError
 from course_lib.bundles import short
 from course_lib.chapters.snapshot_lab import label, load_oracle
 from course_lib.display import error_line
-from course_lib.grading import outcome as o
 from course_lib.grading import served
 from course_lib.grading.outcome import MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
+from course_lib.grading.runner import run
 from course_lib.grading.scorecard import Scorecard
 from course_lib.grading.served import Failed
 from course_lib.uris import judge_missing
@@ -93,10 +93,7 @@ async def grade_snapshot_server(student: Callable, battery: str = BATTERY, *, on
                                                "revisions": {r: texts[r] for r in lab["revisions"]}}))
                 for name, lab in ex.spec["labs"].items()}
 
-        async def run_lab(era: str, lab: str) -> dict[str, o.Outcome]:
-            return await served.on_lab(ex, argv[lab], era, ex.wanted(era, lambda row: row["lab"] == lab),
-                                       lambda asker, row: ask_row(asker, row, era),
-                                       lab_timeout=ex.budget * 10 + 60,
-                                       not_asked="not asked: an earlier read got no answer")
-
-        return await served.grade(ex, run_lab, key=lambda s: (s.era, ex.rows[s.name]["lab"]))
+        labs = served.on_lab(ex, lambda s: argv[ex.rows[s.name]["lab"]], lab_timeout=ex.budget * 10 + 60,
+                             not_asked="not asked: an earlier read got no answer")
+        return await run(ex, labs, served.answered(lambda s, asker: ask_row(asker, ex.rows[s.name], s.era)),
+                         key=lambda s: (s.era, ex.rows[s.name]["lab"]))

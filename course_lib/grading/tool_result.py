@@ -11,9 +11,9 @@ from typing import Callable
 
 from mcp import MCPError
 
-from course_lib.grading import outcome as o
 from course_lib.grading import served
 from course_lib.grading.outcome import MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
+from course_lib.grading.runner import run
 from course_lib.grading.scorecard import Scorecard
 from course_lib.grading.served import Failed
 
@@ -72,10 +72,7 @@ async def grade_tool_result(student: Callable, battery: str = BATTERY, *, only: 
         if ex.card:
             return ex.card
         argv = ex.argv(ex.config("tools", {"tools": ex.spec["tools"]}))
-
-        async def run_era(era: str) -> dict[str, o.Outcome]:
-            return await served.on_lab(ex, argv, era, ex.wanted(era), ask_row,
-                                       setup=lambda lab: lab.session.list_tools(),
-                                       not_asked="not asked: an earlier call got no answer")
-
-        return await served.grade(ex, run_era)
+        labs = served.on_lab(ex, lambda s: argv, setup=lambda lab: lab.session.list_tools(),
+                             not_asked="not asked: an earlier call got no answer")
+        return await run(ex, labs, served.answered(lambda s, asker: ask_row(asker, ex.rows[s.name])),
+                         key=lambda s: s.era)
