@@ -11,20 +11,20 @@ bundle. Each server of the battery's ``servers`` is started as a real stdio serv
 from __future__ import annotations
 
 import json
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import replace
 from typing import Any, Callable
 
 from course_lib.bundles import short
 from course_lib.display import Table, error_line
-from course_lib.errors import CatalogError, CheckFailed, CourseError
+from course_lib.errors import CatalogError, CheckFailed
 from course_lib.protocol import BOTH_ERAS
 from course_lib.grading import audited_server, outcome as o
-from course_lib.grading.battery import Scenario, describe_expectation, load_battery, rows_of, select
+from course_lib.grading.battery import Scenario, describe_expectation, load_battery, select
 from course_lib.grading.budget import call_student, observe
 from course_lib.grading.bundle_judge import judge_bundle, prepare_before, revisions
 from course_lib.grading.core import judge_names
-from course_lib.grading.runner import each_scenario, lab_verdict
+from course_lib.grading.runner import Exercise, exercise, judge_rows, labs, student_row
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.grading.unavailable import without
 from course_lib.labs import connect
@@ -96,9 +96,7 @@ def judge_refresh(s: Scenario, outcome: o.Outcome, hint: str, untouched_hint: st
         if not st["page_1"]:
             facts.append("page 1 never reached the candidate server")
         expect = {"names": s.expect["names"]} if "names" in s.expect else {"raises": True}
-        passed, observed, failure = judge_names(expect, outcome)
-        if failure == o.MISSING_REFUSAL:  # (a partial catalog returned where the row refuses)
-            observed = observed.replace("instead of raising", f"instead of refusing ({s.expect['refuses']})")
+        passed, observed, failure = judge_names(expect, outcome, f"refusing ({s.expect.get('refuses')})")
     ok = passed and not facts
     return Verdict(replace(s, hint=hint), ok, "; ".join(facts + [observed]),
                    None if ok else (o.WRONG_RESULT if facts else failure), outcome)
@@ -205,23 +203,19 @@ async def _run_read(student: Callable, s: Scenario, row: dict, spec: dict, budge
     return judge_reads(s, row, answers, reads, set(spec["allowed"]), _documents(), _hint(s, row))
 
 
-async def _run_bundle(student: Callable, s: Scenario, row: dict, spec: dict, budget: float) -> Verdict:
+RUNS = {"refresh": _run_refresh, "read": _run_read}
+
+
+def _bundle_row(student: Callable, ex: Exercise) -> Callable:
+    """A bundle row on its snapshot lab (``runner.labs``, chapter 05's preparation): ``bundle()`` judged."""
     oracle = revisions()
-    async with connect("snapshot", mode=s.mode, args=s.args, era=s.era, lab_timeout=budget + 60,
-                       request_timeout=30) as lab:
-        await prepare_before(lab, row.get("before"), oracle)
-        before = len(lab.wire.requests())
 
-        async def call():
-            client = await call_student(student, lab, list(spec["allowed"]))
-            return await call_student(client.bundle)
+    async def call(s: Scenario, lab):
+        client = await call_student(student, lab, list(ex.spec["allowed"]))
+        return await call_student(client.bundle)
 
-        outcome = await observe(call, budget)
-    outcome = outcome.with_wire(lab.wire.requests()[before:], wire=lab.wire)
-    return judge_bundle(replace(s, hint=_hint(s, row)), outcome, oracle=oracle, latest_hint=spec["latest_hint"])
-
-
-RUNS = {"refresh": _run_refresh, "read": _run_read, "bundle": _run_bundle}
+    return student_row(ex, call, lambda s, outcome: judge_bundle(
+        replace(s, hint=_hint(s, ex.rows[s.name])), outcome, oracle=oracle, latest_hint=ex.spec["latest_hint"]))
 
 
 class CapstoneCard(Scorecard):
@@ -256,26 +250,24 @@ async def grade_capstone(student: Callable, *servers: Callable, battery: str = "
     ``student`` is the class (or any callable that builds the client). Each scenario builds a
     client on its own active lab and calls one method; ``only`` and ``eras`` select scenarios.
     """
-    title, scenarios, spec = load_battery(battery)
-    scenarios = select(scenarios + audited_server.scenarios_of(spec), only, eras)
-    rows = rows_of(spec)
-    budget = budget or spec.get("budget_seconds", 8.0)
+    ex = exercise(battery, budget=budget)
+    scenarios, rows, spec = select(ex.scenarios + audited_server.scenarios_of(ex.spec), only, eras), ex.rows, ex.spec
     student = without(student, spec.get("unavailable", ()))
+    ex.scenarios = [s for s in scenarios if s.name in rows]
+    bundle, snapshot = _bundle_row(student, ex), labs(ex, lambda s, lab: prepare_before(
+        lab, rows[s.name].get("before"), revisions()), request_timeout=30)
 
-    async def run(s: Scenario) -> Verdict:
-        row = rows[s.name]
-        try:
-            verdict = await RUNS[row["task"]](student, s, row, spec, budget)
-        except CourseError as exc:  # the lab itself failed: say so rather than blame the student
-            return lab_verdict(s, o.lab_failed(exc))
-        if verdict.failure == o.CRASH and verdict.scenario.hint == _hint(s, row):
+    async def row(s: Scenario, lab) -> Verdict:
+        task = rows[s.name]["task"]
+        verdict = await (bundle(s, lab) if task == "bundle" else RUNS[task](student, s, rows[s.name], spec, ex.budget))
+        if verdict.failure == o.CRASH and verdict.scenario.hint == _hint(s, rows[s.name]):
             # no rule broken on the wire: the crash is the failure
             return replace(verdict, scenario=replace(verdict.scenario, hint=spec["crash_hint"]))
         return verdict
 
-    verdicts = await each_scenario(run, [s for s in scenarios if s.name in rows], title)
+    verdicts = await judge_rows(ex, lambda s: snapshot(s) if rows[s.name]["task"] == "bundle" else nullcontext(), row)
     audited = [s for s in scenarios if s.name not in rows]
     audits, crashes = await audited_server.audit_servers(spec, servers, {s.name for s in audited})
     verdicts += [audited_server.judge_audit(s, audits[audited_server.function_of(spec, s)],
                                             crashes.get(audited_server.function_of(spec, s))) for s in audited]
-    return publish(CapstoneCard(title, verdicts, battery, spec, audits))
+    return publish(CapstoneCard(ex.title, verdicts, battery, spec, audits))

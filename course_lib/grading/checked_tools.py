@@ -89,8 +89,6 @@ async def grade_checked_tools(student: Callable, battery: str = BATTERY, *, only
                               eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
     """Grade ``my_call_tool(name, arguments, catalog)`` inside real stdio servers, in both eras."""
     with served.written(student, battery, "tools", only, eras, budget) as ex:
-        if ex.card:
-            return ex.card
         argv = ex.argv(ex.config("server", ex.spec["server"]))
         audit = lambda s: ex.rows[s.name]["answer"] == "audit"  # noqa: E731
 

@@ -48,8 +48,9 @@ def is_refusal(expect: dict, exc: BaseException) -> bool:
     return True
 
 
-def judge_names(expect: dict, outcome: Outcome) -> tuple[bool, str, str | None]:
-    """(passed, observed, failure kind) of a walker-like outcome against the expectation."""
+def judge_names(expect: dict, outcome: Outcome, instead: str = "raising") -> tuple[bool, str, str | None]:
+    """(passed, observed, failure kind) of a walker-like outcome against the expectation (``instead``:
+    what a partial catalog was returned instead of)."""
     if outcome.kind not in (o.RETURNED, o.REFUSED):
         return False, o.describe(outcome), o.failure_of(outcome)
     if outcome.kind == o.RETURNED:
@@ -57,7 +58,7 @@ def judge_names(expect: dict, outcome: Outcome) -> tuple[bool, str, str | None]:
         if names is None:
             return False, f"returned {type(outcome.value).__name__}, not a list of names", WRONG_RESULT
         if expects_refusal(expect):
-            return False, f"returned a partial catalog {names} instead of raising", MISSING_REFUSAL
+            return False, f"returned a partial catalog {names} instead of {instead}", MISSING_REFUSAL
         ok = names == expect["names"]
         return ok, f"returned {names}", None if ok else WRONG_RESULT
     observed = o.describe(outcome)

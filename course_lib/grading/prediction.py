@@ -26,7 +26,22 @@ from course_lib.scenarios import for_each
 
 BATTERY = "prediction"
 PEERS = {p.short: p for p in peers_lab.PEERS}  # each in its first era: legacy
-CELL = re.compile(r"refused [^()]+ \(\d+\)|cut at \d+ requests|[^()]+ \(\d+\)( \+cursor| \+warning)?")
+# A cell of the tables (``peers_lab.verdict``), read into its parts: what the client did, then those of it.
+CELL = re.compile(r"(?P<refused>refused) (?P<reason>[^()]+) \((?P<lists>\d+)\)|cut at (?P<cut>\d+) requests"
+                  r"|no answer in (?P<silent>\d+) s|(?P<items>[^()]+) \((?P<listed>\d+)\)(?: \+(?P<mark>cursor|warning))?")
+
+
+def parsed(cell) -> tuple | None:
+    """``(what, its parts...)``: ``refused`` (reason, requests), ``cut`` (requests), ``silent``
+    (seconds) or ``listed`` (items, requests, mark); None when ``cell`` is no cell of the tables."""
+    found = CELL.fullmatch(cell) if isinstance(cell, str) else None
+    if found is None:
+        return None
+    if found["refused"]:
+        return "refused", found["reason"], int(found["lists"])
+    if found["cut"] or found["silent"]:
+        return ("cut", int(found["cut"])) if found["cut"] else ("silent", int(found["silent"]))
+    return "listed", found["items"], int(found["listed"]), found["mark"]
 
 
 async def plain_loop(mode: str, budget: float) -> str:
@@ -70,14 +85,14 @@ async def measure_all(battery: str = BATTERY) -> dict[str, dict[str, str]]:
 
 def judge(s, predicted, measured: str) -> Verdict:
     """One cell: the student's prediction against the measured one."""
-    said = f"you predicted {predicted!r}"
-    if measured.startswith("no answer"):  # the client itself did not finish: not the student's
+    said, cell, yours = f"you predicted {predicted!r}", parsed(measured), parsed(predicted)
+    if cell is None or cell[0] == "silent":  # the client itself did not finish: not the student's
         return Verdict(s, False, f"the client gave {measured!r}", o.LAB)
-    if predicted == measured:
+    if yours == cell:
         return Verdict(s, True, said)
-    if not isinstance(predicted, str) or not CELL.fullmatch(predicted):
+    if yours is None or yours[0] == "silent":
         return Verdict(s, False, f"{said}: not a cell in the form of the tables", o.WRONG_RESULT)
-    raised, you_raised = measured.startswith("refused"), predicted.startswith("refused")
+    raised, you_raised = cell[0] == "refused", yours[0] == "refused"
     if raised != you_raised:
         return (Verdict(s, False, f"{said}, but the client raised", o.MISSING_REFUSAL) if raised
                 else Verdict(s, False, f"{said}, but the client did not raise", o.WRONG_REFUSAL))

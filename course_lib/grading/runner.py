@@ -129,10 +129,20 @@ def lab_lost(exc: BaseException, left: list[Scenario]) -> list[Verdict]:
     return [lab_verdict(s, o.lab_failed(exc)) for s in left]
 
 
-async def run(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row, *,
-              key: Callable[[Scenario], Any] = lambda s: (s.name, s.era),
-              ended: Callable[[BaseException, list[Scenario]], list[Verdict]] = lab_lost,
-              show_budget: bool = True) -> Scorecard:
+async def run(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row, **options) -> Scorecard:
+    """The exercise's card (``judge_rows``); the servers the student's code left running are stopped."""
+    if ex.card is not None:  # the function could not be run at all
+        return ex.card
+    before = lab_servers()
+    with ahead([ex.budget] * len(ex.scenarios)):
+        card = Scorecard(ex.title, await judge_rows(ex, open_lab, row, **options), ex.budget, ex.battery)
+    card.left_running = stop_leftovers(before)
+    return publish(card)
+
+
+async def judge_rows(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row, *,
+                     key: Callable[[Scenario], Any] = lambda s: (s.name, s.era),
+                     ended: Callable[[BaseException, list[Scenario]], list[Verdict]] = lab_lost) -> list[Verdict]:
     """The one runner: a lab per ``key`` (``open_lab(its first scenario)``, an async context manager),
     its rows in battery order (``row(s, lab)``); a lab that fails is ``ended(exc, rows left)``."""
     groups: dict[Any, list[Scenario]] = {}
@@ -151,14 +161,9 @@ async def run(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row, *,
             verdicts += ended(exc, rows[len(verdicts):])
         return verdicts
 
-    before = lab_servers()
-    with ahead([ex.budget] * len(ex.scenarios)):
-        found = [v for vs in await each_scenario(on_lab, list(groups.values()), ex.title) for v in vs]
+    found = [v for vs in await each_scenario(on_lab, list(groups.values()), ex.title) for v in vs]
     order = {(s.name, s.era): n for n, s in enumerate(ex.scenarios)}
-    card = Scorecard(ex.title, sorted(found, key=lambda v: order[(v.scenario.name, v.scenario.era)]),
-                     ex.budget if show_budget else None, ex.battery)
-    card.left_running = stop_leftovers(before)
-    return publish(card)
+    return sorted(found, key=lambda v: order[(v.scenario.name, v.scenario.era)])
 
 
 def labs(ex: Exercise, prepare: Callable[[Scenario, Any], Awaitable[None]] | None = None, **options):

@@ -69,8 +69,6 @@ async def grade_tool_result(student: Callable, battery: str = BATTERY, *, only: 
                             eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
     """Grade ``my_tool_result(tool, value) -> CallToolResult`` inside real stdio servers."""
     with served.written(student, battery, "tool_result", only, eras, budget) as ex:
-        if ex.card:
-            return ex.card
         argv = ex.argv(ex.config("tools", {"tools": ex.spec["tools"]}))
         labs = served.on_lab(ex, lambda s: argv, setup=lambda lab: lab.session.list_tools(),
                              not_asked="not asked: an earlier call got no answer")
