@@ -54,11 +54,14 @@ class Outcome:
 
 
 class Failed(Exception):
-    """Raised by a judge that rejects a row: it carries the row's ``judged`` outcome, nothing else."""
+    """Raised by a judge that rejects a row: it carries the row's ``judged`` outcome, nothing else
+    (``value``: the value that broke the rule, which the hint names as ``{value}``)."""
 
-    def __init__(self, failure: str, observed: str, outcome: Outcome | None = None):
+    def __init__(self, failure: str, observed: str, outcome: Outcome | None = None, value: str | None = None):
         super().__init__(observed)
-        self.outcome = judged(failure, observed, outcome)
+        outcome = outcome or Outcome(RETURNED)
+        self.outcome = judged(failure, observed, outcome if value is None else replace(
+            outcome, state={**outcome.state, "value": value}))
 
 
 def judged(failure: str | None, observed: str, outcome: Outcome | None = None) -> Outcome:

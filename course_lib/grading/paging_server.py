@@ -57,22 +57,28 @@ def judge_first_page(names: list[str], cursor: str | None) -> str:
     return cursor
 
 
-def judge_same(first: tuple, again: tuple, label: str) -> None:
-    """The same page asked twice: the same names and the same next cursor."""
+def judge_same(first: tuple, again: tuple, label: str, cursor: str | None = None) -> None:
+    """The same page asked twice (with ``cursor``): the same names and the same next cursor."""
     if first != again:
         raise Failed(WRONG_RESULT, f"{label} asked twice: {first[0]} with next cursor {first[1]!r}, "
-                                   f"then {again[0]} with next cursor {again[1]!r}")
+                                   f"then {again[0]} with next cursor {again[1]!r}", value=_named(cursor))
 
 
-def judge_refusal(answer: tuple | MCPError, label: str) -> str:
+def _named(cursor: str | None) -> str | None:
+    return None if cursor is None else repr(cursor)
+
+
+def judge_refusal(answer: tuple | MCPError, label: str, cursor: str | None = None) -> str:
     """A cursor the server must refuse: ``answer`` (a page's ``(names, next_cursor)`` or the
-    ``MCPError`` it got) must be -32602 with a message."""
+    ``MCPError`` it got) must be -32602 with a message (a failure names ``cursor``)."""
     if not isinstance(answer, MCPError):
         names, next_cursor = answer
         raise Failed(MISSING_REFUSAL, f"{label}: answered the page {names} (next cursor "
-                                      f"{'none' if next_cursor is None else 'given'}) instead of -32602")
+                                      f"{'none' if next_cursor is None else 'given'}) instead of -32602",
+                     value=_named(cursor))
     if answer.error.code != types.INVALID_PARAMS or not answer.error.message.strip():
-        raise Failed(WRONG_REFUSAL, f"{label}: answered {error_line(answer)}, not -32602 with a message")
+        raise Failed(WRONG_REFUSAL, f"{label}: answered {error_line(answer)}, not -32602 with a message",
+                     value=_named(cursor))
     return error_line(answer)
 
 
@@ -85,11 +91,11 @@ def judge_walk(walked, expected: list[str], min_pages: int, kind: str = "tools")
         raise Failed(WRONG_RESULT, f"the walker refused the pages: {error_line(walked)}")
     found = f"{'' if kind == 'tools' else kind + ' '}{walked.names} in pages {list(walked.page_sizes)}"
     if walked.names != expected:
-        raise Failed(WRONG_RESULT, f"the walker read {found}")
+        raise Failed(WRONG_RESULT, f"the walker read {found}", value=found)
     if walked.pages < min_pages:
-        raise Failed(WRONG_RESULT, f"the walker read {found}: one page is not paging")
+        raise Failed(WRONG_RESULT, f"the walker read {found}: one page is not paging", value=found)
     if expected and 0 in walked.page_sizes:  # a cursor to nothing: the page before it ended the list
-        raise Failed(WRONG_RESULT, f"the walker read {found}: a next cursor led to an empty page")
+        raise Failed(WRONG_RESULT, f"the walker read {found}: a next cursor led to an empty page", value=found)
     return f"the walker read {found}"
 
 
@@ -112,7 +118,7 @@ class Pages:
 
     async def twice(self, cursor: str | None, label: str) -> tuple[list[str], str | None]:
         first, again = await self.page(cursor), await self.page(cursor)
-        judge_same(first, again, label)
+        judge_same(first, again, label, cursor)
         return first
 
     async def refused(self, cursor: str, label: str, kind: str = "tools") -> str:
@@ -120,7 +126,7 @@ class Pages:
             answer = await self.page(cursor, kind)
         except MCPError as exc:
             answer = exc
-        return judge_refusal(answer, label)
+        return judge_refusal(answer, label, cursor)
 
     async def walk(self, expected: list[str], min_pages: int, kind: str = "tools") -> str:
         try:

@@ -1,14 +1,10 @@
 """The one runner: open a scenario's lab, run the student's code on it, judge each row.
 
-An ``Exercise`` is a battery as one check runs it. ``run`` groups its scenarios by ``key`` (one lab
-a group: a scenario of its own by default, an era or a lab of a served exercise), opens each group's
-lab with ``open_lab`` (a real stdio server through ``connect``, the audit's strict session, or the
-harness serving the student's function), runs the group's rows in order on it with ``row``, and
-puts the verdicts on one card in battery order. ``student_row`` is the row of code that runs in
-this process: the call under its budget (``budget.observe``), the typed ``Outcome`` (with the
-requests the call put on the wire in ``sent``, and ``wire`` in ``state``) handed to the exercise's
-pure judge. A lab that fails (``ended``) is ``LAB`` for the rows left, never the student's.
-"""
+``run`` opens a lab per group of an ``Exercise``'s scenarios (a scenario alone, an era, a served lab)
+with ``open_lab`` (``connect``, the audit's strict session, the harness serving the student's
+function) and runs the group's rows on it in order; a lab that fails is ``LAB`` for the rows left.
+``student_row`` is the row of code run in this process: the call under its budget (``observe``), its
+``Outcome`` (the requests it sent in ``sent``, ``wire`` in ``state``) handed to the pure judge."""
 from __future__ import annotations
 
 import json
@@ -45,8 +41,7 @@ HARNESS = "course_lib.grading.harness"
 
 @dataclass
 class Exercise:
-    """A battery as one check runs it (its ``folder``, ``kind``, ``path`` and ``function``: the
-    student's module a served exercise writes, ``grading.served.written``)."""
+    """A battery as one check runs it (``kind`` ... ``function``: the module ``served.written`` writes)."""
 
     title: str
     scenarios: list[Scenario]
@@ -116,17 +111,13 @@ def stop_leftovers(before: set[int]) -> int:
     return len(left)
 
 
-def lab_verdict(s: Scenario, outcome: o.Outcome) -> Verdict:
-    return Verdict(s, False, o.describe(outcome), o.LAB, outcome)
-
-
 def verdict_of(s: Scenario, found: o.Outcome) -> Verdict:
     """The verdict of a row its judge read into a ``judged`` outcome."""
     return Verdict(s, found.failure is None, found.observed, found.failure, found)
 
 
 def lab_lost(exc: BaseException, left: list[Scenario]) -> list[Verdict]:
-    return [lab_verdict(s, o.lab_failed(exc)) for s in left]
+    return [Verdict(s, False, o.describe(o.lab_failed(exc)), o.LAB, o.lab_failed(exc)) for s in left]
 
 
 async def run(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row, **options) -> Scorecard:
@@ -198,10 +189,6 @@ async def run_battery(ex: Exercise, call: Callable[[Scenario, Any], Awaitable[An
     return await run(ex, labs(ex, prepare, **options), student_row(ex, call, judge))
 
 
-def _failed(result) -> bool:
-    return not all(v.passed for v in (result if isinstance(result, list) else [result]))
-
-
 async def each_scenario(run_one: Callable[[Any], Awaitable[Any]], items: list, name: str = "exercise") -> list:
     """``run_one`` on every item (a scenario, or a lab's scenarios), side by side (a few labs at
     once); under ``FAIL_FAST`` one after another, era by era, until a verdict fails.
@@ -211,15 +198,11 @@ async def each_scenario(run_one: Callable[[Any], Awaitable[Any]], items: list, n
     with interrupts.running("check", name):
         if not FAIL_FAST.get():
             return list((await gather({i: partial(run_one, item) for i, item in enumerate(items)})).values())
-        eras = list(dict.fromkeys(_era(item) for item in items))
+        era = lambda item: getattr(item[0] if isinstance(item, list) else item, "era", "")  # noqa: E731
+        eras = list(dict.fromkeys(map(era, items)))
         done = {}
-        for i in sorted(range(len(items)), key=lambda i: eras.index(_era(items[i]))):
+        for i in sorted(range(len(items)), key=lambda i: eras.index(era(items[i]))):
             done[i] = await run_one(items[i])
-            if _failed(done[i]):
+            if not all(v.passed for v in (done[i] if isinstance(done[i], list) else [done[i]])):
                 break
         return [done[i] for i in sorted(done)]
-
-
-def _era(item) -> str:
-    first = item[0] if isinstance(item, list) else item
-    return getattr(first, "era", "")

@@ -1,13 +1,10 @@
 """The student's function inside a real stdio server: its labs and rows for ``runner.run``.
 
 ``written`` copies the function into a module (``grading.child``; one that cannot be copied is the
-student's crash on every row) whose ``Exercise.argv`` is the ``grading.harness`` command line that
-serves it. A row's judge reads it into an ``Outcome`` (``outcome.judged``; a judge that rejects it
-raises ``outcome.Failed``): ``answered`` makes that the row's verdict. The student's own exception
-arrives as ``-32603`` with its ``outcome.crash_record`` as ``data`` (``crash_of``: a ``CRASHED``
-outcome); a reply that never came ends its lab's rows (``Asker``). ``on_lab`` opens a served lab
-through ``connect``, ``on_probe`` through the audit's strict session (``probe_ended``: how it ended).
-"""
+student's crash on every row), served by ``Exercise.argv``'s ``grading.harness``. ``answered``: a row's
+judge reads it into a ``judged`` outcome or raises ``outcome.Failed``. The student's own exception
+arrives as ``-32603`` with its ``crash_record`` as ``data`` (``crash_of``); a reply that never came
+ends its lab's rows (``Asker``). ``on_lab`` opens a lab with ``connect``, ``on_probe`` with the audit."""
 from __future__ import annotations
 
 import json
@@ -139,13 +136,14 @@ def probe_ended(budget: float):
         if not isinstance(exc, ProbeFailed):
             return lab_lost(exc, left)
         if exc.check == "closed_pipe":  # the server ended: the student's module, or their code, ended it
-            found = [o.judged(o.CRASH, "the server ended before it answered: your cell's code did not import, "
-                                       "or it ended the process")] * len(left)
+            found = o.judged(o.CRASH, "the server ended before it answered: your cell's code did not import, "
+                                      "or it ended the process")
         elif exc.check != "reply_timeout":
-            found = [o.judged(o.LAB, f"the lab could not run: [{exc.check}] {exc.message}"[:150])] * len(left)
+            found = o.judged(o.LAB, f"the lab could not run: [{exc.check}] {exc.message}"[:150])
         else:  # the row that got no answer, then the rows never asked
-            found = [o.judged(o.HANG, NOT_ASKED if n else o.no_result(budget), o.hung(budget, NOT_ASKED if n else None))
-                     for n in range(len(left))]
-        return [verdict_of(s, f) for s, f in zip(left, found)]
+            found = o.judged(o.HANG, NOT_ASKED, o.hung(budget, NOT_ASKED))
+            return [verdict_of(left[0], o.judged(o.HANG, o.no_result(budget), o.hung(budget)))] + [
+                verdict_of(s, found) for s in left[1:]]
+        return [verdict_of(s, found) for s in left]
 
     return ended

@@ -35,34 +35,35 @@ def judge_read(expect: dict, uri: str, answer, oracle: dict, era: str = "legacy"
     """One read's answer (its ``ReadResourceResult``, or the ``MCPError`` it got) against the row's
     ``expect``: the fixed text of ``expect["texts"]`` as text/plain, the era's not-found when
     ``expect["not_found"]``, or MCPError ``expect["code"]`` (with exactly ``expect["message"]`` when
-    one is given). A failure raises ``Failed``."""
+    one is given). A failure raises ``Failed`` naming ``uri``."""
+    no = lambda kind, said: Failed(kind, said, value=repr(uri))  # noqa: E731
     if "texts" in expect:
         revision = expect["texts"]
         if isinstance(answer, MCPError):
-            raise Failed(WRONG_REFUSAL, f"{short(uri)}: answered {error_line(answer)}, not its {revision} text")
+            raise no(WRONG_REFUSAL, f"{short(uri)}: answered {error_line(answer)}, not its {revision} text")
         item = answer.contents[0]
         text = getattr(item, "text", None)
         if text != oracle[revision][uri]:
             what = label(text, oracle) if isinstance(text, str) else "no"
-            raise Failed(WRONG_RESULT, f"{short(uri)}: answered the {what} text {text!r:.60}, "
-                                       f"not the fixed {revision} text")
+            raise no(WRONG_RESULT, f"{short(uri)}: answered the {what} text {text!r:.60}, "
+                                   f"not the fixed {revision} text")
         if item.mime_type != "text/plain":
-            raise Failed(WRONG_RESULT, f"{short(uri)}: the right text as {item.mime_type}, not text/plain")
+            raise no(WRONG_RESULT, f"{short(uri)}: the right text as {item.mime_type}, not text/plain")
         return
     code, message = expect.get("code"), expect.get("message")
     if not isinstance(answer, MCPError):
         text = getattr(answer.contents[0], "text", "")
         wanted = "the era's not-found" if expect.get("not_found") else str(code)
-        raise Failed(MISSING_REFUSAL, f"{short(uri)}: answered the {label(text, oracle)} text {text!r:.60} "
-                                      f"instead of {wanted}")
+        raise no(MISSING_REFUSAL, f"{short(uri)}: answered the {label(text, oracle)} text {text!r:.60} "
+                                  f"instead of {wanted}")
     if expect.get("not_found"):
         why = judge_missing(answer, era, uri)
         if why is not None:
-            raise Failed(WRONG_REFUSAL, f"{short(uri)}: answered {error_line(answer)}: {why}"[:160])
+            raise no(WRONG_REFUSAL, f"{short(uri)}: answered {error_line(answer)}: {why}"[:160])
         return
     if answer.error.code != code or (message is not None and answer.error.message != message):
         wanted = f"{code}" + (f" {message!r}" if message else "")
-        raise Failed(WRONG_REFUSAL, f"{short(uri)}: answered {error_line(answer)}, not {wanted}")
+        raise no(WRONG_REFUSAL, f"{short(uri)}: answered {error_line(answer)}, not {wanted}")
 
 
 async def ask_row(asker: served.Asker, row: dict, era: str = "legacy") -> str:

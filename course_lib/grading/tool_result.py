@@ -21,10 +21,11 @@ BATTERY = "tool_result"
 
 
 def judge(expect: str, reply: dict, value) -> str:
-    """What was observed in one reply frame to ``tools/call``; a failure raises ``Failed``."""
+    """What was observed in one reply frame to ``tools/call``; a failure raises ``Failed`` naming ``value``."""
+    no = lambda kind, said: Failed(kind, said, value=json.dumps(value))  # noqa: E731
     if "error" in reply:
         error = reply["error"]
-        raise served.crash_of(error) or Failed(WRONG_REFUSAL, (
+        raise served.crash_of(error) or no(WRONG_REFUSAL, (
             f"answered the JSON-RPC error {error['code']} ({error['message']}): a tool's own failure is a "
             "result with isError true, not a protocol error"))
     result = reply.get("result", {})
@@ -33,17 +34,17 @@ def judge(expect: str, reply: dict, value) -> str:
     texts = [c.get("text", "") for c in result.get("content", []) if c.get("type") == "text"]
     if expect == "is_error":
         if not is_error:
-            raise Failed(MISSING_REFUSAL, f"sent {shown}, which does not conform to the declared outputSchema")
+            raise no(MISSING_REFUSAL, f"sent {shown}, which does not conform to the declared outputSchema")
         if structured is not None or not any(t.strip() for t in texts):
-            raise Failed(WRONG_RESULT, f"isError true, but {shown} and texts {texts}: no structuredContent, one text")
+            raise no(WRONG_RESULT, f"isError true, but {shown} and texts {texts}: no structuredContent, one text")
         return f"isError true: {texts[0][:60]}"
     if is_error:
-        raise Failed(WRONG_REFUSAL, f"refused a value that conforms: isError true ({(texts or [''])[0][:60]})")
+        raise no(WRONG_REFUSAL, f"refused a value that conforms: isError true ({(texts or [''])[0][:60]})")
     if expect == "structured" and structured != value:
-        raise Failed(WRONG_RESULT, f"sent {shown}, not the value {json.dumps(value)}")
+        raise no(WRONG_RESULT, f"sent {shown}, not the value {json.dumps(value)}")
     if not any(_decodes_to(text, value) for text in texts):  # the text a client without structure reads
-        raise Failed(WRONG_RESULT, f"sent the texts {json.dumps(texts)[:80]}: none is the value's JSON, "
-                                   f"{json.dumps(value)}")
+        raise no(WRONG_RESULT, f"sent the texts {json.dumps(texts)[:80]}: none is the value's JSON, "
+                               f"{json.dumps(value)}")
     return shown
 
 

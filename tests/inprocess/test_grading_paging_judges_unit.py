@@ -127,3 +127,21 @@ def test_a_refused_walk_and_a_rejected_walk_are_told_apart():
 @pytest.mark.parametrize("cursor, changed", [("abc", "abd"), ("ab9", "ab0"), ("aZ.-", "aA.-"), ("..", "..x")])
 def test_tamper_changes_the_last_letter_or_digit_within_its_kind(cursor, changed):
     assert tamper(cursor) == changed
+
+
+@pytest.mark.parametrize("name, judged, named", [
+    ("forged cursor", lambda: judge_refusal((["alpha"], None), "cursor 'e30'", "e30"), "The cursor 'e30' was"),
+    ("stable replay", lambda: judge_same((["a"], "c1"), (["b"], "c1"), "one cursor", "c0"), "The cursor 'c0' names"),
+    ("complete catalog", lambda: judge_walk(catalog(TOOLS[:2], [2]), TOOLS, 2),
+     "The catalog the walker read ['alpha', 'beta'] in pages [2] is not"),
+])
+def test_a_failing_row_is_named_in_its_hint(name, judged, named):
+    """The hint names the cursor (or the catalog read) that broke the rule: ``{value}`` in the battery."""
+    from course_lib.grading.battery import load_battery
+    from course_lib.grading.scorecard import Verdict
+
+    row = next(s for s in load_battery("paging_server")[1] if s.name == name)
+    with pytest.raises(Failed) as caught:
+        judged()
+    found = caught.value.outcome
+    assert named in Verdict(row, False, found.observed, found.failure, found).hint

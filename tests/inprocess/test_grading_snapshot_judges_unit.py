@@ -115,3 +115,16 @@ def test_a_uri_never_served_gets_the_eras_not_found(era, code, data, passes):
         with pytest.raises(Failed) as caught:
             judge_read(NOT_FOUND, MISS, answer, ORACLE, era)
         assert caught.value.outcome.failure == WRONG_REFUSAL
+
+
+def test_a_failing_read_is_named_in_the_rows_hint():
+    """The hint names the URI that was answered wrong (``{value}`` in the battery's hints)."""
+    from course_lib.grading.battery import load_battery
+    from course_lib.grading.scorecard import Verdict
+
+    _, scenarios, _ = load_battery("snapshot_server")
+    row = next(s for s in scenarios if s.name == "r1 pinned, r2 current")
+    with pytest.raises(Failed) as caught:
+        judge_read(TEXTS_R1, R1, text(R1, "another text"), ORACLE)
+    found = caught.value.outcome
+    assert f"The pinned URI {R1!r} names its revision" in Verdict(row, False, found.observed, found.failure, found).hint

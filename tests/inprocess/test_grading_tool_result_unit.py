@@ -49,3 +49,17 @@ def test_the_judge_reads_the_reply_frame():
     assert judged("plain", refused, {"value": 7}) == (WRONG_REFUSAL, "refused a value that conforms: isError true (why)")
     bare = {"result": {"content": [], "isError": True}}
     assert judged("plain", bare, {"value": 7}) == (WRONG_REFUSAL, "refused a value that conforms: isError true ()")
+
+
+def test_a_failing_reply_is_named_in_the_rows_hint():
+    """The hint names the value the row sent (``{value}`` in the battery's hints)."""
+    from course_lib.grading.battery import load_battery
+    from course_lib.grading.scorecard import Verdict
+
+    _, scenarios, _ = load_battery("tool_result")
+    row = next(s for s in scenarios if s.name == "integer where string declared")
+    with pytest.raises(Failed) as caught:
+        judge("is_error", {"result": {"content": [{"type": "text", "text": "7"}], "structuredContent": {"value": 7}}},
+              {"value": 7})
+    found = caught.value.outcome
+    assert "the value {\"value\": 7} against" in Verdict(row, False, found.observed, found.failure, found).hint
