@@ -75,11 +75,11 @@ def judge_bundle(s: Scenario, outcome: o.Outcome, *, oracle: dict, latest_hint: 
     """The wire facts of the call (latest/ reads, manifest reads, the prompt), then its outcome."""
     expect = s.expect
     reads = [f.params.get("uri", "") for f in outcome.sent if f.method == "resources/read"]
-    latest = [short(u) for u in reads if u.startswith(LATEST_PREFIX)]
+    latest = [u for u in reads if u.startswith(LATEST_PREFIX)]
     manifests = reads.count(MANIFEST_URI)
     facts = []
     if latest:
-        facts.append(f"read {', '.join(dict.fromkeys(latest))}")
+        facts.append(f"read {', '.join(dict.fromkeys(map(short, latest)))}")
     if manifests != expect["manifest_reads"] and (manifests or outcome.kind == o.RETURNED):
         facts.append(f"the server saw {manifests} manifest read{'' if manifests == 1 else 's'}")
 
@@ -99,10 +99,10 @@ def judge_bundle(s: Scenario, outcome: o.Outcome, *, oracle: dict, latest_hint: 
             if passed and bundle[0] not in served:
                 facts.append(f"never got the {bundle[0]} prompt served" if prompts(outcome)
                              else "asked for no prompt")
-    hint = latest_hint if latest else s.hint
+    hint = latest_hint if latest else s.hint  # (which names the first latest/ URI read: ``{value}``)
+    named = outcome.with_wire(outcome.sent, value=repr(latest[0])) if latest else outcome
     ok = passed and not facts
-    return Verdict(replace(s, hint=hint), ok, "; ".join(facts + [observed]),
-                   None if ok else failure, outcome)
+    return Verdict(replace(s, hint=hint), ok, "; ".join(facts + [observed]), None if ok else failure, named)
 
 
 async def prepare_before(lab, before: str | None, oracle: dict) -> None:

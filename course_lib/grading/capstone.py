@@ -159,11 +159,13 @@ def _answer(answer: o.Outcome) -> str:
 
 def judge_reads(s: Scenario, row: dict, answers: dict[str, o.Outcome], reads: list, allowed: set,
                 documents: dict, hint: str) -> Verdict:
-    """Each URI's answer (the text from the server, or CheckFailed(uri_allowlist) unsent)."""
-    problems, failure, first = [], None, None
+    """Each URI's answer (the text from the server, or CheckFailed(uri_allowlist) unsent); the hint
+    names the first URI answered wrong (``{value}``)."""
+    problems, failure, first, culprit = [], None, None, None
     reached = [u for u in row["uris"] if u not in allowed and u in reads]
     if reached:
         problems.append(f"{len(reached)} URI(s) outside the allowlist reached the server, e.g. {reached[0]!r}")
+        culprit = reached[0]
     for uri in row["uris"]:
         answer = answers[uri]
         if answer.kind in (o.CRASHED, o.HUNG) or (answer.kind == o.REFUSED and not isinstance(answer.error,
@@ -180,10 +182,11 @@ def judge_reads(s: Scenario, row: dict, answers: dict[str, o.Outcome], reads: li
             problems.append(f"{uri!r}: returned {answer.value!r:.40} instead of refusing")
         elif not (isinstance(answer.error, CheckFailed) and answer.error.check == URI_CHECK):
             problems.append(f"{uri!r}: {_answer(answer)}")
+        culprit = culprit or (uri if problems else None)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        return Verdict(replace(s, hint=hint), False, problems[0] + more,
-                       o.WRONG_RESULT if reached else failure, first)
+        named = (first or o.Outcome(o.RETURNED)).with_wire((first or o.Outcome(o.RETURNED)).sent, value=repr(culprit))
+        return Verdict(replace(s, hint=hint), False, problems[0] + more, o.WRONG_RESULT if reached else failure, named)
     return Verdict(s, True, f"read {len(allowed & set(row['uris']))}, refused the others unsent")
 
 

@@ -162,3 +162,12 @@ def test_a_bundle_error_where_a_bundle_is_due_is_a_wrong_refusal():
     v = judged(ONE_READ, o.raised(bundles.BundleError("recovery", "x")), Recording().read(MANIFEST))
     assert (v.passed, v.failure_class) == (False, o.WRONG_REFUSAL)
     assert v.observed == "refused: BundleError(recovery): x, where a correct reader returns a bundle"
+
+
+def test_the_latest_hint_names_the_first_latest_uri_read():
+    """``{value}`` in the battery's latest/ hint is the first latest/ URI the reader read."""
+    uri = bundles.PINNED_PREFIX + "latest/design"
+    recording = Recording().bundle("r1").read(uri).read(bundles.PINNED_PREFIX + "latest/x")
+    recorded = o.returned(bundle("r1")).with_wire(recording.wire.requests(), wire=recording.wire)
+    v = judge_bundle(ROWS[ONE_READ], recorded, oracle=ORACLE, latest_hint="the latest/ read {value} mixes revisions")
+    assert v.hint == f"the latest/ read {uri!r} mixes revisions"

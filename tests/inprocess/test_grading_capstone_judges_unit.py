@@ -151,7 +151,8 @@ def test_each_wrong_answer_to_one_uri_fails_with_its_own_kind(changes, reached, 
     assert (v.passed, v.failure_class) == (False, failure), v.observed
     assert v.observed.startswith(observed) and "more)" not in v.observed, v.observed
     assert v.hint.endswith(HINT)
-    assert v.outcome is (next(iter(changes.values())) if failure in (o.CRASH, o.HANG) else None)
+    assert v.outcome == (next(iter(changes.values())) if failure in (o.CRASH, o.HANG) else o.Outcome(o.RETURNED))
+    assert v.outcome.state["value"] == repr(next(iter(changes), FIRST_ALLOWED)), "the hint names the URI"
 
 
 def test_the_first_crash_or_hang_names_the_failure_and_every_problem_is_counted():
