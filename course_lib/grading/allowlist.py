@@ -1,15 +1,11 @@
 """Chapter 04's exercise: ``my_read_resource(ctx, params, library)``, a read handler, on the wire.
 
-The handler is served by ``grading.harness read`` as a real stdio server in each era of
-``fixtures/grading/read_handler.json``, over the documents of ``fixtures/grading/read_library.json``,
-which it reaches only through ``library.text_of(name)``: it cannot list them, so it must parse the
-URI. The rows marked ``audit`` are sent by the audit's own URI probes (``course_lib.audit.resources``:
-the canonical reads, the odd spellings, the missing URI) and pass only if the audit's line passes
-too, so the course's check and the audit agree; ``reads`` rows read canonical URIs of documents
-the server does not list; the other rows send the battery's URIs verbatim. A served document must
-come back under the URI asked, as ``text/markdown``, with the library's text; every other URI
-must get the not-found answer of the course's one rule (``uris.judge_missing``). A handler that
-never answers is stopped at the budget, and the era's later rows are not asked.
+Served by ``grading.harness read`` in each era of ``fixtures/grading/read_handler.json`` over the
+documents of ``read_library.json``, which it reaches only by name (``library.text_of``): it must parse the
+URI. ``audit`` rows are sent by the audit's own URI probes and pass only if its line passes too; ``reads``
+rows read canonical URIs the server does not list; the others send the battery's URIs verbatim. A served
+document comes back under the URI asked, as ``text/markdown``, with its text; every other URI gets the
+not-found of the course's one rule (``uris.judge_missing``).
 """
 from __future__ import annotations
 

@@ -1,13 +1,9 @@
 """The student's own servers under the audit, as the capstone grades them.
 
-Each entry of a battery's ``servers`` names a chapter's server function (``my_page`` of chapter 3)
-and the ``grading.harness`` kind that serves it: the function is written into a module
-(``grading.child``), ``python -m course_lib.grading.harness KIND MODULE.py FUNCTION CONFIG.json``
-is started as a real stdio server with the entry's ``config``, and ``course_lib.audit`` writes its
-report card. A server of another chapter is one more entry. One verdict per era: it passes
-when no MUST of that era fails on the card; the process's own lines (launch, exit, stdout,
-leftovers) count in every era. A page function's own exception is logged by the harness as data
-(``harness.CRASH_LOG``) and judged as a crash; a probe whose session ended early as a hang.
+Each entry of a battery's ``servers`` names a chapter's server function and the ``grading.harness`` kind
+that serves it (written by ``grading.child``); ``course_lib.audit`` writes its report card. One verdict per
+era: no MUST of that era fails (the process's own lines count in every era). A function's own exception,
+logged by the harness as data (``harness.CRASH_LOG``), is a crash; a probe whose session ended early a hang.
 """
 from __future__ import annotations
 

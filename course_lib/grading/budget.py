@@ -1,14 +1,10 @@
 """Calling the student's code under its budget: whatever it does becomes an ``Outcome``.
 
-The one way the student's time is bounded in a process (the kernel's, or a child interpreter's):
-``within``. A call that awaits forever is cancelled at the budget; one that never gives the event
-loop back (a CPU loop, or a plain function that never returns) is stopped by a watchdog
-(``SIGALRM``, on Linux and macOS) that raises ``Stopped`` inside it. ``observe`` runs an awaited
-call so, ``observe_now`` a plain one (a checker a client calls on each reply line). While any
-call runs longer than half its budget, the check says so once ("still running — the budget is N
-s a call ... up to T s in all", T the sum of the budgets of the calls not finished, those a check
-announced with ``ahead`` included), so a student waiting on a hanging function is not left with a
-silent ``[*]`` nor with one call's budget.
+The one bound of the student's time in a process (the kernel's, or a child interpreter's): ``within``.
+A call that awaits forever is cancelled at the budget; one that never gives the event loop back is
+stopped by a watchdog (``SIGALRM``) that raises ``Stopped`` inside it. ``observe`` runs an awaited call
+so, ``observe_now`` a plain one. While a call runs past half its budget the check says so once ("still
+running ... up to T s in all", T the budgets of the calls not finished, those ``ahead`` announced too).
 """
 from __future__ import annotations
 

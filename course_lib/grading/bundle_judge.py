@@ -1,10 +1,7 @@
 """The judges of a bundle reader (chapter 05's exercise and the capstone's ``bundle()``).
 
-Pure functions of the scenario's expectation and the ``Outcome`` (its ``sent`` requests and the
-answers on ``state["wire"]``). Facts come from the wire, not only from the return value: the
-number of manifest reads the server saw during the call (one per attempt, so restarts are
-counted), any ``latest/`` read (never allowed: it mixes revisions), and the prompt of the
-returned revision (a reader must ask for it, and it must have been served, not refused).
+Pure functions of the expectation and the ``Outcome``: facts come from the wire too (the manifest
+reads the server saw, any ``latest/`` read, the returned revision's prompt served, not refused).
 """
 from __future__ import annotations
 

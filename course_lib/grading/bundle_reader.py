@@ -1,10 +1,8 @@
 """Chapter 05's exercise: ``async def my_acquire(lab)``, on real snapshot servers.
 
-It returns ``{"revision", "texts"}`` (or a ``bundles.Bundle``) after the manifest, every pinned
-URI and the prompt of the same revision; on ``SnapshotUnavailable`` it restarts once, and refuses
-with ``BundleError`` when that is not enough. ``bundles.acquire`` and ``bundles.verify`` are
-unavailable to it. ``fixtures/grading/bundles.json`` moves the server's one switch to every point
-of the operation; the judges are ``grading.bundle_judge``'s."""
+It returns ``{"revision", "texts"}`` after the manifest, every pinned URI and the revision's prompt,
+restarts once on ``SnapshotUnavailable`` and refuses with ``BundleError`` when that is not enough
+(``bundles.acquire`` unavailable). Judged by ``grading.bundle_judge``."""
 from __future__ import annotations
 
 from dataclasses import replace

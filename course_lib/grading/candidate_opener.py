@@ -1,9 +1,8 @@
 """Chapter 03's ``open_candidate``: every candidate server the student's code opens, held by the grader.
 
-Each ``open_candidate()`` is a handle; ``async with`` it starts the n-th candidate's server in a
-task of the grader, so the grader can close it after the row even when the student's code never
-does, and can see whether two candidates ever ran at once. ``sent`` counts the frames the client
-sent on the active session, once ``settled`` has waited for its handshake to end.
+Each ``open_candidate()`` is a handle whose ``async with`` starts the n-th candidate's server in a task of
+the grader, which closes it after the row and sees whether two ran at once. ``sent`` counts the frames
+sent on the active session once ``settled`` has waited for its handshake.
 """
 from __future__ import annotations
 

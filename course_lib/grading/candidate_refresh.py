@@ -1,11 +1,9 @@
 """Chapter 03's exercise: ``my_retrying_candidate(active, open_candidate)``, judged by probes.
 
-An async context manager like ``course_lib.refresh.candidate`` (unavailable to it) that tries once more:
-it yields only a complete catalog; a rejected walk's candidate is closed and exactly one new one walked;
-the second rejection leaves only after closing; never two candidates at once; the caller's exception
-propagates after closing, unretried; nothing is sent on ``active``. Each row of
-``fixtures/grading/candidate.json`` is one probe (``chapters.schema_lab``'s negative controls and two of
-the retry), run in every era; its judges are pure functions of what it ``Seen``."""
+An async context manager like ``refresh.candidate`` (unavailable to it) that tries once more: it yields
+only a complete catalog, closes a rejected candidate and walks exactly one new one, never runs two at
+once, lets the caller's exception propagate unretried, and sends nothing on ``active``. Each row of
+``fixtures/grading/candidate.json`` is one probe, run in every era, judged on what it ``Seen``."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace

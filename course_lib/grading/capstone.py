@@ -1,13 +1,10 @@
 """Chapter 10's capstone: ``MyClient(lab, allowed)`` with ``refresh``, ``read`` and ``bundle``, and
 the student's own servers under the audit.
 
-``fixtures/grading/capstone.json`` calls one method per scenario on real servers in both eras,
-with ``walk``, ``bundles.acquire`` and ``refresh.candidate`` unavailable (the student composes
-their own functions of earlier chapters: ``grading.earlier``). Judged on the wire and the state
-left behind: nothing sent on (or changed in) the active session during a refresh, page 1 asked of
-the candidate server, no read outside the allowlist reaching the server, chapter 05's facts for the
-bundle. Each server of the battery's ``servers`` is started as a real stdio server and audited
-(``grading.audited_server``): a MUST that fails on its card fails its row."""
+``fixtures/grading/capstone.json`` calls one method per scenario on real servers in both eras, with
+``walk``, ``bundles.acquire`` and ``refresh.candidate`` unavailable (``grading.earlier``). Judged on the wire
+and the state left behind: nothing sent on the active session during a refresh, page 1 asked of the
+candidate, no read outside the allowlist, chapter 05's bundle facts; each server of ``servers`` is audited."""
 from __future__ import annotations
 
 import json

@@ -1,12 +1,9 @@
 """Chapter 8's first exercise: ``my_call_tool(name, arguments, catalog)``, a checking ``tools/call`` handler.
 
-The function is served by ``grading.harness tools`` as a real stdio server in each era of
-``fixtures/grading/checked_tools.json``. Every row sends its calls through the audit's strict
-session (``audit.session.probe``) and reads each answer as the audit's tool probes do
-(``audit.tools``: a result, an ``isError`` result, -32602 or another error); the last row runs those
-probes themselves on the same server, so the course's check and the audit agree. Invalid input to
-a listed tool must be an ``isError`` result, an unknown tool or non-object arguments -32602, and
-valid input must reach ``catalog.run``."""
+Served by ``grading.harness tools`` in each era of ``fixtures/grading/checked_tools.json``. Every row's
+calls go through the audit's strict session, each answer read as the audit's tool probes read it; the
+``audit`` row runs those probes on the same server. Invalid input to a listed tool is an ``isError``
+result, an unknown tool or non-object arguments -32602, valid input reaches ``catalog.run``."""
 from __future__ import annotations
 
 import json

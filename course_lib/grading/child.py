@@ -1,12 +1,9 @@
 """The one place for the student's code in a child interpreter.
 
-Graders that run the student's code in another process (chapter 9's envelope checker under
-``python`` and ``python -O``, chapter 3's page function inside a real stdio server) write the
-function's source with every global it uses into a module of a folder (``write_module``): a module
-by its import, an importable object (a class's method too, such as ``WireError.require``) by
-``module.qualname``, another function by its source, a literal by its ``repr``; a name the
-exercise makes unavailable (``grading.unavailable``) by a stand-in. Anything else is a
-``SourceError`` the scorecard shows as the student's crash. ``child_argv`` is the command line.
+``write_module`` writes the function's source with every global it uses into a module of a folder: a
+module by its import, an importable object (a class's method too) by ``module.qualname``, a function by
+its source, a literal by its ``repr``, a name the exercise makes unavailable by a stand-in; anything else
+is a ``SourceError``, shown as the student's crash. ``child_argv`` is the command line.
 """
 from __future__ import annotations
 

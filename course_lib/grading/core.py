@@ -1,10 +1,7 @@
 """The walker exercises (chapters 1 and 2) and what the notebooks import from the engine.
 
-The engine is ``outcome`` (typed outcomes), ``budget`` (calling the student's code under its
-budget), ``battery`` (the fixed JSON batteries), ``runner`` (the one runner), ``scorecard``
-(verdicts, hints, the rendered card), ``child`` (code that runs in a child interpreter) and
-``unavailable`` (the library functions an exercise withholds). The walker's judges are pure
-functions of the scenario row and the outcome (with the frames it sent).
+The engine: ``outcome``, ``budget``, ``battery``, ``runner`` (the one runner), ``scorecard``, ``child`` and
+``unavailable``. The walker's judges are pure functions of the scenario row and the outcome.
 """
 from __future__ import annotations
 

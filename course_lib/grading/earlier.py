@@ -1,11 +1,9 @@
 """The student's own functions from earlier chapters, for the capstone to compose.
 
-``yours("01_pagination", "my_walk")`` reads the student's copy of that chapter (the notebook of
-that name in the folder the kernel runs in, else the course's), runs what its cells define, top to
-bottom (imports, functions, classes and assignments that await nothing: no lab starts), and
-returns the function as the exercise cell left it, with the capstone's unavailable names stood
-in (``grading.unavailable``). A ``reference_...`` name comes from the chapter's solution cells
-instead: in the instructor copy the reference solutions play the student's part.
+``yours("01_pagination", "my_walk")`` runs the definitions of the student's copy of that chapter (the
+notebook next to the kernel, else the course's; nothing that awaits) and returns the function as its
+exercise cell left it, the capstone's unavailable names stood in. A ``reference_...`` name comes from
+the solution cells: in the instructor copy the reference solutions play the student's part.
 """
 from __future__ import annotations
 

@@ -1,11 +1,9 @@
 """Chapter 8's second exercise: ``my_check_reply(line, request_id)``, judged on damaged replays.
 
 A real atlas session is captured in each era, its first reply damaged as each row of
-``fixtures/grading/envelope.json`` says, and replayed through the stand-in with the student's
-checker inside ``LineClient``, in a normal and a ``python -O`` child interpreter (the function is
-copied there by ``grading.child``; each call is bounded by ``grading.budget``, as in the kernel).
-A row passes only if, in both eras and both interpreters, the damaged reply is refused at its
-named check at the first reply, and the undamaged session passes."""
+``fixtures/grading/envelope.json`` says, and replayed with the student's checker inside ``LineClient`` in
+a ``python`` and a ``python -O`` child interpreter (``grading.child``; each call under ``grading.budget``).
+A row passes only if, everywhere, the damaged reply is refused at its named check at the first reply."""
 from __future__ import annotations
 
 import copy

@@ -1,12 +1,9 @@
 """What a student's call did, as data: the typed outcome every judge reads.
 
-``Outcome.kind`` is one of ``RETURNED`` (``value``), ``REFUSED`` (a typed refusal the chapters
-teach: ``CourseError`` or ``MCPError``, in ``error``), ``CRASHED`` (any other exception, in
-``error``), ``HUNG`` (stopped at ``budget``) or ``LAB_FAILED`` (the lab itself, not the student).
-``sent`` holds the frames the call put on the wire, ``state`` what the lab left behind (a judge
-reads both). Nothing here is prose until ``describe`` is asked, when a scorecard is rendered.
-The student's exception raised in another process travels as data (``crash_record``) and comes
-back as a ``CRASHED`` outcome (``crash_from``), never by reading a message.
+``Outcome.kind`` is ``RETURNED`` (``value``), ``REFUSED`` (a typed refusal: ``CourseError`` or ``MCPError``,
+in ``error``), ``CRASHED`` (any other exception), ``HUNG`` (stopped at ``budget``) or ``LAB_FAILED``. ``sent``:
+the frames the call sent; ``state``: what the lab left behind. Nothing is prose until ``describe``. An
+exception raised in another process travels as data (``crash_record``, ``crash_from``), never as a message.
 """
 from __future__ import annotations
 

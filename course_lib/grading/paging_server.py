@@ -1,11 +1,9 @@
-"""Chapter 3's exercise: ``my_page(cursor, catalog) -> (names, next_cursor)``, judged on the wire.
+"""Chapter 06's exercise: ``my_page(cursor, catalog) -> (names, next_cursor)``, judged on the wire.
 
-The function is served by ``grading.harness paging`` (``tools/list`` and ``prompts/list``) as a real
-stdio server in each era of ``fixtures/grading/paging_server.json``: A (every row but the change),
-B (another server, whose page-1 cursor A must refuse), an earlier process of A (same name and key,
-whose page-1 cursor A must refuse too) and C (A again, whose tools move to generation 2 at its
-second ``tools/list``). A row passes when the answers on the wire are what the battery expects and
-every page lists only names of its list at that moment."""
+Served by ``grading.harness paging`` (``tools/list``, ``prompts/list``) in each era of
+``fixtures/grading/paging_server.json``: A (every row but the change; it must refuse the page-1 cursors of
+B, another server, and of an earlier process of A) and C (A again, whose tools move to generation 2 at
+its second ``tools/list``). Every page lists only names of its list at that moment."""
 from __future__ import annotations
 
 from contextlib import asynccontextmanager

@@ -1,11 +1,10 @@
 """Chapter 07's exercise: ``my_prediction() -> {client: {mode: cell}}``, what each real client
 makes of two catalog modes the chapter's tables leave out, judged against the clients, run live.
 
-``fixtures/grading/prediction.json`` lists the clients (its rows) and the modes (its ``eras``:
-a card's column is a mode here). Every client runs once per mode behind chapter 07's tap, two
-clients at a time, and each predicted cell is compared with the cell ``peers_lab.verdict`` writes
-for that run. A wrong cell is told by its kind and a hint naming the section that teaches it;
-the measured cell is not shown. A function that returns no dict starts no client.
+The battery's rows are the clients, its ``eras`` the modes. Every client runs once per mode behind
+chapter 07's tap, two at a time; each predicted cell, read into its parts, is compared with the cell
+``peers_lab.verdict`` writes. A wrong cell is told by its kind and a hint naming the section; the
+measured cell is not shown. A function that returns no dict starts no client.
 """
 from __future__ import annotations
 

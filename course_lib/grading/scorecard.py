@@ -1,10 +1,8 @@
 """Verdicts and the scorecard: where prose is made, when a card is rendered.
 
-A ``Verdict`` is a scenario, whether it passed, the failure kind (``outcome.FAILURES``), the judge's
-one-line observation and, when the student's code ran, its ``Outcome``. The hint is chosen here
-from the failure kind and the outcome's type (the starter's ``NotImplementedError``, a
-``NameError`` for a name the cells above define), never by reading the observation's words.
-``publish`` is the one place every grader hands its finished card out (hooks may record it).
+A ``Verdict`` is a scenario, whether it passed, the failure kind, the judge's one-line observation and
+the student's ``Outcome``. The hint is chosen from the failure kind and the outcome's type, never by
+reading the observation's words. ``publish`` is the one exit of every finished card (hooks may record it).
 """
 from __future__ import annotations
 

@@ -1,11 +1,9 @@
 """Chapter 09's exercise: ``my_sealer(key) -> (seal, unseal)``, the ``request_state`` of a real server.
 
-The function is served by ``grading.harness state`` as the ``modern`` server's codec, a real stdio
-server at 2026-07-28 (``request_state`` exists only there). Each row of
-``fixtures/grading/sealed_state.json`` drives ``provision`` by hand on a fresh server: an honest
-order must complete at its price; the chapter's attacks (a forged price, a small order's state
-replayed on a large one) and a state from another server process, a state cut short, and each
-string the server never issued (one row each) must be refused with -32602 before anything is charged."""
+Served by ``grading.harness state`` as the ``modern`` server's codec at 2026-07-28. Each row of
+``fixtures/grading/sealed_state.json`` drives ``provision`` by hand on a fresh server: an honest order
+completes at its price; the chapter's attacks, a state from another process, one cut short and each
+string the server never issued are refused with -32602 before anything is charged."""
 from __future__ import annotations
 
 from dataclasses import replace

@@ -1,10 +1,9 @@
 """The student's function inside a real stdio server: its labs and rows for ``runner.run``.
 
-``written`` copies the function into a module (``grading.child``; one that cannot be copied is the
-student's crash on every row), served by ``Exercise.argv``'s ``grading.harness``. ``answered``: a row's
-judge reads it into a ``judged`` outcome or raises ``outcome.Failed``. The student's own exception
-arrives as ``-32603`` with its ``crash_record`` as ``data`` (``crash_of``); a reply that never came
-ends its lab's rows (``Asker``). ``on_lab`` opens a lab with ``connect``, ``on_probe`` with the audit."""
+``written`` copies the function into a module (``grading.child``; one that cannot be copied is a crash on
+every row) served by ``Exercise.argv``. A row's judge raises ``outcome.Failed`` or says what it saw
+(``answered``). The student's exception arrives as -32603 with its ``crash_record`` as ``data``
+(``crash_of``); a reply that never came ends its lab's rows (``Asker``)."""
 from __future__ import annotations
 
 import json

@@ -1,11 +1,8 @@
 """Chapter 05's server exercise: ``my_read(store, uri) -> (mime_type, text)``, judged on the wire.
 
-The function is served by ``grading.harness snapshot`` as a real stdio server in each era of
-``fixtures/grading/snapshot_server.json``: lab ``kept`` (r1 and r2 held, r2 current) and lab
-``dropped`` (only r2 held). Each row reads its URIs through the SDK's ``ClientSession`` and
-compares every answer with the fixed texts of ``fixtures/snapshot/expected.json``, the snapshot's
-own -31001 the battery names (a revision gone), or the era's not-found (``uris.judge_missing``: a URI
-never served)."""
+Served by ``grading.harness snapshot`` in each era of ``fixtures/grading/snapshot_server.json``: lab
+``kept`` (r1 and r2 held) and lab ``dropped`` (only r2). Every read is compared with the fixed texts of
+``fixtures/snapshot/expected.json``, the -31001 the battery names, or the era's not-found."""
 from __future__ import annotations
 
 from typing import Callable

@@ -1,9 +1,8 @@
 """Chapter 03's exercise: ``my_tool_result(tool, value) -> CallToolResult``, judged on the wire.
 
-The function is served by ``grading.harness tool_result`` as a real stdio server in each era of
-``fixtures/grading/tool_result.json``. Each row calls one tool with the value it "computed" and
-reads the reply frame: a conforming value must arrive as ``structuredContent``, a non-conforming
-one as ``isError: true`` with a text and no ``structuredContent``; a value sent is in a text too, as JSON."""
+Served by ``grading.harness tool_result``; each row calls one tool and reads the reply frame: a
+conforming value as ``structuredContent``, another as ``isError: true`` with a text; a value sent is in
+a text too, as JSON."""
 from __future__ import annotations
 
 import json

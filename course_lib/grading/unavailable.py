@@ -1,10 +1,8 @@
 """Running the student's code with the ``course_lib`` functions that solve its exercise unavailable.
 
-A walker exercise is no exercise if ``walk(session)`` passes it. ``without(function, names)``
-returns a copy of the student's function (a class: a copy of the class) whose globals, helper
-functions of the same cells and imports see a stand-in for each forbidden name: calling it
-raises ``Unavailable``, a crash with its own hint. ``stand_in`` and ``ModuleView`` are also what a
-child interpreter's module uses (``grading.child``).
+``without(function, names)`` copies the student's function (or class) so that its globals, helpers and
+imports see a stand-in for each forbidden name: calling it raises ``Unavailable``, a crash with its own
+hint. ``stand_in`` and ``ModuleView`` serve a child interpreter's module too (``grading.child``).
 """
 from __future__ import annotations
 
