@@ -25,10 +25,8 @@ from course_lib.grading import outcome as o
 
 
 class Stopped(BaseException):
-    """Raised by the watchdog inside a call that ran past its budget without giving the loop back.
-
-    A ``BaseException``, so that ``except Exception`` in the student's loop does not swallow it.
-    """
+    """Raised by the watchdog inside a call that ran past its budget without giving the loop back
+    (a ``BaseException``: ``except Exception`` in the student's loop does not swallow it)."""
 
 
 @dataclass

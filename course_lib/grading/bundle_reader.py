@@ -20,10 +20,7 @@ Acquire = Callable[[Any], Awaitable[Any]]
 
 async def grade_bundles(student: Acquire, battery: str = "bundles", *, only: list[str] | None = None,
                         eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
-    """Grade ``async def student(lab) -> bundle`` on the battery's snapshot servers.
-
-    ``only`` restricts the battery to some scenario names, ``eras`` to some eras.
-    """
+    """Grade ``async def student(lab) -> bundle`` on the battery's snapshot servers (``only``, ``eras``)."""
     ex, oracle = exercise(battery, only, eras, budget), revisions()
     rows, student = ex.rows, without(student, ex.spec.get("unavailable", ()))
 

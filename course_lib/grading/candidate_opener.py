@@ -16,11 +16,7 @@ from course_lib.protocol import LEGACY
 
 
 class CandidateHandle:
-    """What ``open_candidate()`` returns: ``async with`` it to start the candidate's server.
-
-    The server runs in a task of the grader, so the grader can close it after the row even when
-    the student's code never does.
-    """
+    """What ``open_candidate()`` returns: ``async with`` it starts the candidate's server (a task of the grader)."""
 
     def __init__(self, opener: "CandidateOpener"):
         self._opener = opener

@@ -12,7 +12,6 @@ from typing import Any, Callable
 import anyio
 
 from course_lib.chapters import schema_lab
-from course_lib.chapters.negative_controls import require
 from course_lib.errors import CatalogError, CheckFailed, unwrap
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario, load_battery, select
@@ -26,6 +25,14 @@ from course_lib.paths import fixture
 from course_lib.walker import walk
 
 BATTERY = "candidate"
+
+
+def require(condition: object, check: str, message: str, value: Any = None) -> None:
+    """``negative_controls.require``, the failure carrying ``value`` (what its hint names as ``{value}``)."""
+    if not condition:
+        failed = CheckFailed(check, message)
+        failed.value = None if value is None else str(value)
+        raise failed
 
 
 def _catalog_of(ready: Any):
@@ -66,7 +73,7 @@ def seen(opener: CandidateOpener, active, frames_before: int, **found) -> Seen:
 
 
 def judge_untouched(s: Seen) -> None:
-    require(s.sent == 0, "active_untouched", "the candidate refresh sent frames on the active session")
+    require(s.sent == 0, "active_untouched", "the candidate refresh sent frames on the active session", s.sent)
 
 
 def judge_opened(s: Seen) -> None:
@@ -75,7 +82,7 @@ def judge_opened(s: Seen) -> None:
 
 def judge_candidates(s: Seen, count: int, why: str) -> None:
     require(not s.overlapped, "one_candidate_at_a_time", "a new candidate was opened while the previous one still ran")
-    require(s.opened == count, "retried_once", f"opened {s.opened} candidate(s); {why}")
+    require(s.opened == count, "retried_once", f"opened {s.opened} candidate(s); {why}", s.opened)
 
 
 def judge_caller_failure(s: Seen) -> None:
@@ -112,7 +119,8 @@ def judge_gives_up(s: Seen) -> None:
     require(s.closed_at_error, "candidate_closed_before_error", "candidate process still running when its error arrived")
     judge_untouched(s)
     judge_candidates(s, 2, "a rejected refresh is retried exactly once")
-    require(s.reason == "duplicate_name", "candidate_rejected", f"candidate failed for another reason: {s.reason}")
+    require(s.reason == "duplicate_name", "candidate_rejected", f"candidate failed for another reason: {s.reason}",
+            s.reason)
 
 
 async def _refused_refresh(make, active, opener: CandidateOpener, frames_before: int) -> Seen:
@@ -141,7 +149,7 @@ async def probe_caller_failure(make, active, opener: CandidateOpener, era: str) 
         async with _open(make, active, opener) as ready:
             entered = True
             names = list(_catalog_of(ready).names)
-            require(names == ["alpha", "beta"], "candidate_complete", f"incomplete candidate: yielded {names}")
+            require(names == ["alpha", "beta"], "candidate_complete", f"incomplete candidate: yielded {names}", names)
             raise CallerBug("the caller's own failure")
     except CallerBug:
         propagated = True
@@ -230,6 +238,8 @@ def judge_eras(s: Scenario, found: dict, hints: dict) -> Verdict:
     observed = [result[0] for result in failures.values()]
     _, key, failure = next(iter(failures.values()))
     seen = next(outcome for outcome in found.values() if outcome is not None)
+    if getattr(seen.error, "value", None) is not None:  # the value the check's hint names
+        seen = seen.with_wire(seen.sent, value=seen.error.value)
     same = len(failures) == len(found) and len(set(observed)) == 1
     text = observed[0] if same else "; ".join(f"{era}: {result[0]}" for era, result in failures.items())
     return Verdict(replace(s, hint=hints.get(key, s.hint)), False, text, failure, seen)

@@ -244,12 +244,8 @@ def describe_capstone(battery: str = "capstone") -> Table:
 async def grade_capstone(student: Callable, *servers: Callable, battery: str = "capstone",
                          only: list[str] | None = None, eras: list[str] | None = None,
                          budget: float | None = None) -> Scorecard:
-    """Grade the capstone: ``student(lab, allowed)`` and its ``refresh``, ``read`` and ``bundle``, then
-    each server function of ``servers`` (``my_page`` …) inside a real stdio server, under the audit.
-
-    ``student`` is the class (or any callable that builds the client). Each scenario builds a
-    client on its own active lab and calls one method; ``only`` and ``eras`` select scenarios.
-    """
+    """Grade the capstone: ``student(lab, allowed)`` (the class) and its ``refresh``, ``read`` and ``bundle``,
+    a client on each scenario's own lab, then each server function of ``servers`` (``my_page`` …) under the audit."""
     ex = exercise(battery, budget=budget)
     scenarios, rows, spec = select(ex.scenarios + audited_server.scenarios_of(ex.spec), only, eras), ex.rows, ex.spec
     student = without(student, spec.get("unavailable", ()))

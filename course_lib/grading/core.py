@@ -96,11 +96,8 @@ def repeated_cursor(outcome: Outcome) -> str | None:
 
 async def grade_walker(student: Callable, battery: str = "walk", *, only: list[str] | None = None,
                        eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
-    """Grade ``async def student(session) -> names`` on the battery's catalog servers, with the
-    battery's ``unavailable`` library functions (``walk`` for chapter 1's walker) withheld.
-
-    ``only`` restricts the battery to some scenario names, ``eras`` to some eras.
-    """
+    """Grade ``async def student(session) -> names`` on the battery's catalog servers (``only`` these
+    scenarios, in ``eras``), the battery's ``unavailable`` library functions withheld."""
     ex = exercise(battery, only, eras, budget)
     student = without(student, ex.spec.get("unavailable", ()))
     return await run_battery(ex, lambda s, lab: student(lab.session), judge_on_wire)

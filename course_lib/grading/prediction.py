@@ -27,7 +27,8 @@ BATTERY = "prediction"
 PEERS = {p.short: p for p in peers_lab.PEERS}  # each in its first era: legacy
 # A cell of the tables (``peers_lab.verdict``), read into its parts: what the client did, then those of it.
 CELL = re.compile(r"(?P<refused>refused) (?P<reason>[^()]+) \((?P<lists>\d+)\)|cut at (?P<cut>\d+) requests"
-                  r"|no answer in (?P<silent>\d+) s|(?P<items>[^()]+) \((?P<listed>\d+)\)(?: \+(?P<mark>cursor|warning))?")
+                  r"|no answer in (?P<silent>\d+) s"
+                  r"|(?P<items>[^()]+) \((?P<listed>\d+)\)(?: \+(?P<mark>cursor|warning))?")
 
 
 def parsed(cell) -> tuple | None:

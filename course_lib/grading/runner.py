@@ -190,11 +190,9 @@ async def run_battery(ex: Exercise, call: Callable[[Scenario, Any], Awaitable[An
 
 
 async def each_scenario(run_one: Callable[[Any], Awaitable[Any]], items: list, name: str = "exercise") -> list:
-    """``run_one`` on every item (a scenario, or a lab's scenarios), side by side (a few labs at
-    once); under ``FAIL_FAST`` one after another, era by era, until a verdict fails.
-
-    An interrupt (the stop button) while they run says in one line that the check ``name`` was
-    stopped and its servers are gone (``course_lib._runtime.interrupts``), not a traceback."""
+    """``run_one`` on every item (a scenario, or a lab's scenarios), a few side by side (under ``FAIL_FAST``
+    one after another, era by era, until a verdict fails). The stop button says in one line that the
+    check ``name`` was stopped and its servers are gone (``_runtime.interrupts``), not a traceback."""
     with interrupts.running("check", name):
         if not FAIL_FAST.get():
             return list((await gather({i: partial(run_one, item) for i, item in enumerate(items)})).values())

@@ -206,3 +206,17 @@ def test_only_a_catalog_or_what_holds_one_is_yielded():
     assert _catalog_of(catalog) is catalog and _catalog_of(SimpleNamespace(catalog=catalog)) is catalog
     for wrong in (["alpha"], SimpleNamespace(names=["alpha"]), SimpleNamespace(page_sizes=[1]), None):
         assert failed_check(lambda: _catalog_of(wrong)) == "candidate_complete"
+
+
+@pytest.mark.parametrize("check, seen_, named", [
+    (judge_gives_up, Seen(2, False, True, 0, reason="page_budget", closed_at_error=True), "The reason page_budget is"),
+    (judge_untouched, Seen(1, False, True, 3), "It sent 3 frame(s) on active"),
+    (lambda s: judge_candidates(s, 2, "x"), Seen(3, False, True, 0), "It opened 3 candidate(s) here"),
+])
+def test_a_failed_check_names_its_value_in_the_hint(check, seen_, named):
+    """``{value}`` in a check's hint is the value that broke it (the reason, the frames, the candidates)."""
+    with pytest.raises(CheckFailed) as caught:
+        check(seen_)
+    v = judge_eras(ROW, {"legacy": o.raised(caught.value)}, HINTS)
+    assert named in v.hint, v.hint
+    assert "{value}" not in judge_eras(ROW, {"legacy": FAIL}, HINTS).hint, "a check without its value drops it"
