@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import importlib.util
 import inspect
 import sys
 import sysconfig
@@ -127,6 +128,14 @@ def write_module(folder: Path, name: str, func: Callable, unavailable: Iterable[
     path = Path(folder) / f"{name}.py"
     path.write_text(module_source(func, unavailable), encoding="utf-8")
     return path
+
+
+def load(path, function: str):
+    """``function`` of the module written at ``path``, loaded from its file (a traceback keeps its lines)."""
+    where = importlib.util.spec_from_file_location("student_module", path)
+    module = importlib.util.module_from_spec(where)
+    where.loader.exec_module(module)
+    return getattr(module, function)
 
 
 def child_argv(*args: str, optimize: bool = False) -> list[str]:

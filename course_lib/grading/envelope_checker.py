@@ -7,7 +7,6 @@ A row passes only if, everywhere, the damaged reply is refused at its named chec
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import shutil
 import sys
@@ -24,7 +23,7 @@ from course_lib.errors import CheckFailed, CourseError
 from course_lib.grading import outcome as o
 from course_lib.grading.budget import observe_now
 from course_lib.grading.battery import Scenario, load_battery, select
-from course_lib.grading.child import SourceError, child_argv, write_module
+from course_lib.grading.child import SourceError, child_argv, load, write_module
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.line_client import LineClient, asserts_active, python_argv
 from course_lib.scenarios import for_each
@@ -98,11 +97,8 @@ async def _replay(path: Path, checker: Callable, budget: float) -> dict:
 
 async def _replay_dir(directory: Path) -> None:
     spec = json.loads((directory / "spec.json").read_text(encoding="utf-8"))
-    where = importlib.util.spec_from_file_location(MODULE, directory / f"{MODULE}.py")
-    module = importlib.util.module_from_spec(where)
     try:
-        where.loader.exec_module(module)
-        checker = getattr(module, spec["function"])
+        checker = load(directory / f"{MODULE}.py", spec["function"])
     except Exception as exc:
         print(json.dumps({"import_error": o.crash_record(exc)}), flush=True)
         return

@@ -6,7 +6,6 @@
 student's code goes through ``called``: ``MCPError`` passes; anything else is the student's ``crash``."""
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import json
 import os
@@ -22,18 +21,11 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server
 
+from course_lib.grading.child import load
 from course_lib.grading.outcome import crash_record, last_line
 from course_lib.servers._base import serve
 
 CRASHED, CRASH_LOG = "crashed: ", "COURSE_CRASH_LOG"  # the wire's prefix (for a reader); the log's variable
-
-
-def load(path: str, function: str):
-    """``FUNCTION`` of the module at ``path``, loaded from its file."""
-    where = importlib.util.spec_from_file_location("student_module", path)
-    module = importlib.util.module_from_spec(where)
-    where.loader.exec_module(module)
-    return getattr(module, function)
 
 
 def crash(exc: BaseException) -> MCPError:
