@@ -13,7 +13,7 @@ import secrets
 import sys
 import traceback
 from collections.abc import Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
@@ -21,11 +21,13 @@ import mcp_types as types
 from mcp import MCPError
 from mcp.server import Server
 
+from course_lib.grading.budget import Bound, within
 from course_lib.grading.child import load
 from course_lib.grading.outcome import crash_record, last_line
 from course_lib.servers._base import serve
 
 CRASHED, CRASH_LOG = "crashed: ", "COURSE_CRASH_LOG"  # the wire's prefix (for a reader); the log's variable
+BUDGET: float | None = None  # seconds a call of the student's code may take (``--budget``; none: unbounded)
 
 
 def crash(exc: BaseException) -> MCPError:
@@ -40,13 +42,17 @@ def crash(exc: BaseException) -> MCPError:
 
 @contextmanager
 def guard():
-    """Inside: the student's code; ``MCPError`` passes, any other exception becomes ``crash``."""
-    try:
-        yield
-    except MCPError:
-        raise
-    except Exception as exc:
-        raise crash(exc) from None
+    """Inside: the student's code under ``BUDGET`` (``budget.within``); ``MCPError`` passes, any other
+    exception becomes ``crash``, a call stopped at the budget ``-32603 hung: ...`` with ``{"hung": BUDGET}``."""
+    with within(BUDGET) if BUDGET else nullcontext(Bound()) as bound:
+        try:
+            yield
+        except MCPError:
+            raise
+        except Exception as exc:
+            raise crash(exc) from None
+    if bound.expired:
+        raise MCPError(types.INTERNAL_ERROR, f"hung: no result within {BUDGET:g} s", {"hung": BUDGET})
 
 
 async def called(thunk, problem=None):
@@ -288,4 +294,7 @@ KINDS = {f.__name__: f for f in (paging, tools, tool_result, read, snapshot, sta
 
 if __name__ == "__main__":
     kind, path, function, *config = sys.argv[1:]
+    if "--budget" in config:
+        BUDGET = float(config.pop(config.index("--budget") + 1))
+        config.remove("--budget")
     sys.exit(serve(KINDS[kind](load(path, function), json.loads(open(config[0], encoding="utf-8").read()) if config else {})))

@@ -69,7 +69,8 @@ class Exercise:
 
     def argv(self, config: Path | None = None) -> list[str]:
         """The ``grading.harness`` command line that serves the student's module."""
-        return child_argv("-m", HARNESS, self.kind, str(self.path), self.function, *([str(config)] if config else []))
+        return child_argv("-m", HARNESS, self.kind, str(self.path), self.function, *([str(config)] if config else []),
+                          "--budget", f"{self.budget:g}")
 
 
 def exercise(battery: str, only=None, eras=None, budget: float | None = None, default: float = 8.0) -> Exercise:
@@ -133,9 +134,11 @@ async def run(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row, **opt
 
 async def judge_rows(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row, *,
                      key: Callable[[Scenario], Any] = lambda s: (s.name, s.era),
-                     ended: Callable[[BaseException, list[Scenario]], list[Verdict]] = lab_lost) -> list[Verdict]:
+                     ended: Callable[[BaseException, list[Scenario]], list[Verdict]] = lab_lost,
+                     not_asked: str = "not asked: an earlier request got no answer") -> list[Verdict]:
     """The one runner: a lab per ``key`` (``open_lab(its first scenario)``, an async context manager),
-    its rows in battery order (``row(s, lab)``); a lab that fails is ``ended(exc, rows left)``."""
+    its rows in battery order (``row(s, lab)``; after a row that hung, ``not_asked``); a lab that fails
+    is ``ended(exc, rows left)``."""
     groups: dict[Any, list[Scenario]] = {}
     for s in ex.scenarios:
         groups.setdefault(key(s), []).append(s)
@@ -145,7 +148,9 @@ async def judge_rows(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row
         try:
             async with open_lab(rows[0]) as lab:
                 for s in rows:
-                    verdicts.append(await row(s, lab))
+                    hung = verdicts and verdicts[-1].failure == o.HANG
+                    verdicts.append(await row(s, lab) if not hung else Verdict(
+                        s, False, not_asked, o.HANG, o.judged(o.HANG, not_asked, o.hung(ex.budget, not_asked))))
                     if FAIL_FAST.get() and not verdicts[-1].passed:
                         break
         except (CourseError, ProbeFailed) as exc:  # the lab itself: say so rather than blame the student

@@ -90,8 +90,8 @@ def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
     error = outcome.error
     if isinstance(error, MCPError):  # (always a refusal: a typed error)
         crash = served.crash_of(error)
-        if crash is not None:
-            return Verdict(s, False, crash.outcome.observed, o.CRASH, crash.outcome)
+        if crash is not None:  # the student's crash, or their call the harness stopped at the budget
+            return Verdict(s, False, crash.outcome.observed, crash.outcome.failure, crash.outcome)
         if error.error.code == types.REQUEST_TIMEOUT:
             return Verdict(s, False, "the server did not answer in time: your code never returned", o.HANG,
                            o.hung(outcome.budget))

@@ -26,6 +26,7 @@ from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.labs import connect
 
 NOT_ASKED = "not asked: an earlier request got no answer"
+LIMIT = 30.0  # seconds past the budget a reply may take before the lab gives up (the harness stops a call at it)
 
 
 def crash_of(error: dict | MCPError) -> Failed | None:
@@ -34,10 +35,12 @@ def crash_of(error: dict | MCPError) -> Failed | None:
     if isinstance(error, MCPError):
         error = {"code": error.error.code, "message": error.error.message, "data": error.error.data}
     data = error.get("data")
-    if error.get("code") != types.INTERNAL_ERROR or not isinstance(data, dict) or not data.get("crashed"):
+    if error.get("code") != types.INTERNAL_ERROR or not isinstance(data, dict):
         return None
-    crash = o.crash_from(data)
-    return Failed(o.CRASH, o.describe(crash), crash)
+    if isinstance(data.get("hung"), (int, float)):  # the harness stopped the student's call at its budget
+        return Failed(o.HANG, o.no_result(data["hung"]), o.hung(data["hung"]))
+    crash = o.crash_from(data) if data.get("crashed") else None
+    return None if crash is None else Failed(o.CRASH, o.describe(crash), crash)
 
 
 def logged_crash(path: Path) -> o.Outcome | None:
@@ -47,22 +50,22 @@ def logged_crash(path: Path) -> o.Outcome | None:
 
 
 class Asker:
-    """The requests of one lab: a crash is read off the wire, and after a request that got no
-    answer (``REQUEST_TIMEOUT``) nothing more is asked."""
+    """The requests of one lab: the student's crash, or their call the harness stopped at the budget,
+    is read off the wire (a reply past the lab's own limit, ``REQUEST_TIMEOUT``, is a hang too)."""
 
-    def __init__(self, lab, budget: float, not_asked: str = NOT_ASKED):
-        self.lab, self.budget, self.not_asked, self.stuck = lab, budget, not_asked, False
+    def __init__(self, lab, budget: float):
+        self.lab, self.budget = lab, budget
 
     async def ask(self, request: Callable[[], Awaitable], label: str = ""):
-        """``await request()``; a crash or a reply that never came is this row's ``Failed``."""
-        if self.stuck:
-            raise Failed(o.HANG, self.not_asked)
+        """``await request()``; a crash or a hang is this row's ``Failed`` (``label`` before a hang)."""
         try:
             return await request()
         except MCPError as exc:
             failed = crash_of(exc)
             if failed is None and exc.error.code == types.REQUEST_TIMEOUT:
-                self.stuck, failed = True, Failed(o.HANG, label + o.no_result(self.budget))
+                failed = Failed(o.HANG, o.no_result(self.budget), o.hung(self.budget))
+            if failed is not None and failed.outcome.failure == o.HANG:
+                failed = Failed(o.HANG, label + failed.outcome.observed, failed.outcome)
             raise failed or exc
 
 
@@ -99,17 +102,16 @@ def answered(ask_row: Callable[[Scenario, object], Awaitable[str]]):
     return row
 
 
-def on_lab(ex: Exercise, argv: Callable[[Scenario], list[str]], *, setup=None, lab_timeout: float | None = None,
-           not_asked: str = NOT_ASKED):
-    """``runner.run``'s labs of a served exercise: ``argv(s)`` a real stdio server (``setup(lab)``
-    first), every request bounded by the budget; the lab's ``Asker`` is the lab a row gets."""
+def on_lab(ex: Exercise, argv: Callable[[Scenario], list[str]], *, setup=None, lab_timeout: float | None = None):
+    """``runner.run``'s labs of a served exercise: ``argv(s)`` a real stdio server (``setup(lab)`` first)
+    whose harness stops each call at the budget (a request's own limit is the lab's); a row gets its ``Asker``."""
     @asynccontextmanager
     async def open_lab(s: Scenario):
-        async with connect(argv(s), era=s.era, request_timeout=ex.budget,
+        async with connect(argv(s), era=s.era, request_timeout=ex.budget + LIMIT,
                            lab_timeout=lab_timeout or ex.budget * 20 + 60) as lab:
             if setup is not None:
                 await setup(lab)
-            yield Asker(lab, ex.budget, not_asked)
+            yield Asker(lab, ex.budget)
 
     return open_lab
 
@@ -122,7 +124,7 @@ def on_probe(ctx, budget: float, start: Callable[[object], Awaitable]):
     async def open_lab(s: Scenario):
         async with probe(ctx, s.era) as wire:
             started = await start(wire)
-            wire.reply_timeout = budget  # from here on, every reply is the student's code's
+            wire.reply_timeout = budget + LIMIT  # from here on, every reply is the student's code's
             yield wire, started
 
     return open_lab

@@ -89,7 +89,7 @@ async def grade_snapshot_server(student: Callable, battery: str = BATTERY, *, on
                                                "revisions": {r: texts[r] for r in lab["revisions"]}}))
                 for name, lab in ex.spec["labs"].items()}
 
-        labs = served.on_lab(ex, lambda s: argv[ex.rows[s.name]["lab"]], lab_timeout=ex.budget * 10 + 60,
-                             not_asked="not asked: an earlier read got no answer")
+        labs = served.on_lab(ex, lambda s: argv[ex.rows[s.name]["lab"]], lab_timeout=ex.budget * 10 + 60)
         return await run(ex, labs, served.answered(lambda s, asker: ask_row(asker, ex.rows[s.name], s.era)),
-                         key=lambda s: (s.era, ex.rows[s.name]["lab"]))
+                         key=lambda s: (s.era, ex.rows[s.name]["lab"]),
+                         not_asked="not asked: an earlier read got no answer")

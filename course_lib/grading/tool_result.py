@@ -70,7 +70,6 @@ async def grade_tool_result(student: Callable, battery: str = BATTERY, *, only: 
     """Grade ``my_tool_result(tool, value) -> CallToolResult`` inside real stdio servers."""
     with served.written(student, battery, "tool_result", only, eras, budget) as ex:
         argv = ex.argv(ex.config("tools", {"tools": ex.spec["tools"]}))
-        labs = served.on_lab(ex, lambda s: argv, setup=lambda lab: lab.session.list_tools(),
-                             not_asked="not asked: an earlier call got no answer")
+        labs = served.on_lab(ex, lambda s: argv, setup=lambda lab: lab.session.list_tools())
         return await run(ex, labs, served.answered(lambda s, asker: ask_row(asker, ex.rows[s.name])),
-                         key=lambda s: s.era)
+                         key=lambda s: s.era, not_asked="not asked: an earlier call got no answer")

@@ -114,6 +114,28 @@ async def test_the_harness_answers_the_students_own_error_as_a_crash_and_passes_
     assert await called(coroutine) == 7
 
 
+async def test_the_harness_stops_a_call_at_its_budget_and_says_so_as_data(monkeypatch):
+    """The one budget, on the server's side: a call that awaits forever or never gives the loop back is
+    stopped at ``--budget`` and answered ``-32603 hung`` with ``{"hung": budget}``, which the grader
+    reads as the row's hang (``served.crash_of``), not as a crash."""
+    import time
+
+    import anyio
+
+    from course_lib.grading import harness
+    from course_lib.grading.served import crash_of
+
+    monkeypatch.setattr(harness, "BUDGET", 0.3)
+    for forever in (lambda: anyio.sleep(60), lambda: time.sleep(60)):
+        with pytest.raises(MCPError) as stopped:
+            await harness.called(forever)
+        assert (stopped.value.error.code, stopped.value.error.data) == (-32603, {"hung": 0.3})
+        failed = crash_of(stopped.value)
+        assert (failed.outcome.failure, failed.outcome.observed, failed.outcome.kind) == (
+            o.HANG, "no result within 0.3 s (stopped)", o.HUNG)
+    assert await harness.called(lambda: 7) == 7
+
+
 @pytest.mark.parametrize("crashed, message, said, error", [
     ("NotImplementedError", "write it", "NotImplementedError: write it", NotImplementedError),
     ("NameError", "name 'x' is not defined", "NameError: name 'x' is not defined", NameError),
