@@ -1,9 +1,9 @@
 """The real stdio server around a student's function: one harness, one small builder per exercise.
 
-``python -m course_lib.grading.harness KIND MODULE.py FUNCTION [CONFIG.json]`` loads the student's module
-(``grading.child``) and serves the exercise ``KIND`` on the SDK's low-level ``Server``: ``tool_result`` (03),
-``read`` (04), ``snapshot`` (05), ``paging`` (06), ``tools`` (08) or ``state`` (09). Every call of the
-student's code goes through ``called``: ``MCPError`` passes; anything else is the student's ``crash``."""
+``python -m course_lib.grading.harness KIND MODULE.py FUNCTION [CONFIG.json] [--budget S]`` serves the
+student's module (``grading.child``) as the exercise ``KIND`` on the SDK's low-level ``Server``: ``tool_result``
+(03), ``read`` (04), ``snapshot`` (05), ``paging`` (06), ``tools`` (08) or ``state`` (09). Every call of it
+goes through ``guard``: stopped at ``S`` s (a ``hung`` reply); ``MCPError`` passes; else the student's ``crash``."""
 from __future__ import annotations
 
 import inspect
