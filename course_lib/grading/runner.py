@@ -30,6 +30,8 @@ Judge = Callable[[Scenario, o.Outcome], Verdict]
 # its exercise): the first failing verdict cancels the scenarios still running, and the card holds
 # the verdicts that finished. A card without a failure is the whole card, as without it.
 FAIL_FAST: ContextVar[bool] = ContextVar("course_grading_fail_fast", default=False)
+# Set by ``make record`` (``course_lib.tooling.record``): called with every row as its judge gets it.
+RECORDER: ContextVar[Callable[[Scenario, o.Outcome], None] | None] = ContextVar("course_recorder", default=None)
 
 
 def lab_servers() -> set[int]:
@@ -86,7 +88,10 @@ async def run_battery(title: str, scenarios: list[Scenario], budget: float,
                 outcome = await observe(lambda: call(s, lab), budget)
         except CourseError as exc:  # the lab itself failed: say so rather than blame the student
             return lab_verdict(s, o.lab_failed(exc))
-        return judge(s, outcome.with_wire(lab.wire.requests()[before:], wire=lab.wire))
+        outcome = outcome.with_wire(lab.wire.requests()[before:], wire=lab.wire)
+        if RECORDER.get() is not None:
+            RECORDER.get()(s, outcome)
+        return judge(s, outcome)
 
     before = lab_servers()
     with ahead([budget] * len(scenarios)):

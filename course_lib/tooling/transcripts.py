@@ -1,0 +1,202 @@
+"""Recorded transcripts: every row a judge read in a real run, as data the judges are tested on.
+
+``fixtures/grading/transcripts/<exercise>.expected.json`` (written by hand, before any run) names the
+solutions of one exercise (``source``: ``path.py:function``, ``notebook.ipynb:reference_name``, or
+``notebook.ipynb:visible:function`` for a function a visible cell defines), the grading options
+(``battery``, ``only``) and the verdict each row must get (``verdicts``: ``"*"`` for every row, or a
+row's name, or ``name@era``; ``"pass"`` or a failure kind). ``make record`` re-runs them on the real
+servers and writes ``<exercise>.json``: per solution, its ``fingerprint`` and every row's outcome
+(``encode``), with the whole wire of its lab. ``decode`` rebuilds the ``Outcome`` a judge reads.
+
+A recording is stale when the fingerprint of what it depends on (the solution's source, the battery,
+the servers' source files, the SDK's version) no longer matches: ``stale`` names it.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib
+import json
+from dataclasses import replace
+from importlib.metadata import version
+from pathlib import Path
+
+import nbformat
+
+from course_lib.grading import outcome as o
+from course_lib.grading.battery import load_battery
+from course_lib.labs import Wire
+from course_lib.paths import ROOT, fixture
+
+FOLDER = fixture("grading", "transcripts")
+COMMAND = "make record"
+SERVERS_SHARED = ("__init__.py", "__main__.py", "_base.py", "_run.py")
+ALL = "*"
+
+
+# -- an outcome as data -----------------------------------------------------------------------
+
+def encode_error(exc: BaseException | None) -> dict | None:
+    if exc is None:
+        return None
+    attrs = {k: v for k, v in vars(exc).items() if k != "error"}
+    json.dumps(attrs)  # an attribute that is not data cannot be recorded
+    error = getattr(exc, "error", None)
+    return {"type": [f"{c.__module__}:{c.__qualname__}" for c in type(exc).__mro__], "args": list(exc.args),
+            "attrs": attrs, **({"error": error.model_dump(mode="json")} if hasattr(error, "model_dump") else {})}
+
+
+def _class(dotted: str):
+    module, _, name = dotted.partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+def decode_error(data: dict | None) -> BaseException | None:
+    """The exception again: its own class when it can be imported, else a class of the same name
+    on the nearest class of its ancestry that can (a judge reads the type's names and attributes)."""
+    if data is None:
+        return None
+    cls = _class(data["type"][0])
+    if cls is None:
+        base = next(c for c in map(_class, data["type"][1:]) if c is not None)
+        cls = type(data["type"][0].rpartition(":")[2].rpartition(".")[2], (base,), {"__module__": "student"})
+    exc = cls.__new__(cls)
+    exc.args = tuple(data["args"])
+    vars(exc).update(data["attrs"])
+    if "error" in data:
+        from mcp.types import ErrorData
+
+        exc.error = ErrorData.model_validate(data["error"])
+    return exc
+
+
+def encode_value(value):
+    """A returned value as JSON: a tuple, a dict and a typed model (an SDK ``Tool``) say what they were."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, list):
+        return [encode_value(v) for v in value]
+    if isinstance(value, tuple):
+        return {"tuple": [encode_value(v) for v in value]}
+    if isinstance(value, dict):
+        return {"dict": [[encode_value(k), encode_value(v)] for k, v in value.items()]}
+    if hasattr(value, "model_dump"):
+        cls = type(value)
+        return {"model": f"{cls.__module__}:{cls.__qualname__}", "data": value.model_dump(mode="json", by_alias=True)}
+    raise TypeError(f"a returned {type(value).__name__} cannot be recorded")
+
+
+def decode_value(data):
+    if isinstance(data, list):
+        return [decode_value(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    if "tuple" in data:
+        return tuple(decode_value(v) for v in data["tuple"])
+    if "dict" in data:
+        return {decode_value(k): decode_value(v) for k, v in data["dict"]}
+    return _class(data["model"]).model_validate(data["data"])
+
+
+def encode(outcome: o.Outcome) -> dict:
+    """The row's outcome as JSON: its kind, value, error, budget, the frames it sent (by their index
+    on the lab's wire) and what the lab left (``state``; its ``wire`` as every line that crossed it)."""
+    state = dict(outcome.state)
+    wire = state.pop("wire", None)
+    data = {"kind": outcome.kind, "value": encode_value(outcome.value), "error": encode_error(outcome.error),
+            "budget": outcome.budget, "not_asked": outcome.not_asked, "state": state,
+            "sent": [f.index for f in outcome.sent],
+            "wire": None if wire is None else [[f.direction, f.raw] for f in wire]}
+    if json.loads(json.dumps(data)) != data:  # a tuple, or anything else JSON would change
+        raise TypeError(f"this outcome cannot be recorded as it is: {outcome!r}"[:300])
+    return data
+
+
+def decode(data: dict) -> o.Outcome:
+    wire = None
+    if data["wire"] is not None:
+        wire = Wire()
+        for direction, raw in data["wire"]:
+            wire.record(direction, raw)
+    state = {**data["state"], **({"wire": wire} if wire is not None else {})}
+    return o.Outcome(data["kind"], decode_value(data["value"]), decode_error(data["error"]), data["budget"],
+                     tuple(wire.frames[i] for i in data["sent"]) if wire else (), state, data["not_asked"])
+
+
+# -- what a recording depends on --------------------------------------------------------------
+
+def _python_source(path: Path, name: str) -> str:
+    """The function's source and that of the module's functions it uses, transitively."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    todo, done = [name], []
+    while todo:
+        node = defs[todo.pop()]
+        done.append(node.name)
+        todo += [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in defs
+                 and n.id not in done and n.id not in todo]
+    return "\n".join(ast.unparse(defs[n]) for n in sorted(done))
+
+
+def _notebook_source(path: Path) -> str:
+    """Every code cell of the chapter (their sources, not their outputs)."""
+    nb = nbformat.read(path, as_version=4)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+
+
+def solution_source(source: str) -> str:
+    path, _, name = source.partition(":")
+    return _notebook_source(ROOT / path) if path.endswith(".ipynb") else _python_source(ROOT / path, name)
+
+
+def fingerprint(entry: dict) -> str:
+    """What a solution's recording depends on, hashed."""
+    _, scenarios, _ = load_battery(entry["battery"])
+    servers = sorted({s.server for s in scenarios}) + [n.removesuffix(".py") for n in SERVERS_SHARED]
+    parts = [solution_source(entry["source"]), fixture("grading", f"{entry['battery']}.json").read_text("utf-8"),
+             *((ROOT / "course_lib" / "servers" / f"{n}.py").read_text("utf-8") for n in servers),
+             version("mcp"), json.dumps(entry.get("only"))]
+    digests = "".join(hashlib.sha256(part.encode()).hexdigest() for part in parts)
+    return hashlib.sha256(digests.encode()).hexdigest()[:16]
+
+
+# -- the fixtures -----------------------------------------------------------------------------
+
+def exercises() -> list[str]:
+    return sorted(p.name.removesuffix(".expected.json") for p in FOLDER.glob("*.expected.json"))
+
+
+def expected(exercise: str) -> dict:
+    return json.loads((FOLDER / f"{exercise}.expected.json").read_text(encoding="utf-8"))
+
+
+def recording(exercise: str) -> dict:
+    path = FOLDER / f"{exercise}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"solutions": {}}
+
+
+def stale(exercise: str) -> list[str]:
+    """The solutions whose recording is missing or no longer matches what it depends on."""
+    recorded = recording(exercise)["solutions"]
+    return [label for label, entry in expected(exercise)["solutions"].items()
+            if recorded.get(label, {}).get("fingerprint") != fingerprint(entry)]
+
+
+def expected_verdict(verdicts: dict, name: str, era: str) -> str:
+    """``"pass"`` or the failure kind a row must get."""
+    for key in (f"{name}@{era}", name, ALL):
+        if key in verdicts:
+            return verdicts[key]
+    raise KeyError(f"no expected verdict for {name!r} in {era}")
+
+
+def rows(exercise: str, label: str) -> list[tuple]:
+    """The recorded rows of one solution: (scenario, outcome) in battery order."""
+    entry = expected(exercise)["solutions"][label]
+    _, scenarios, spec = load_battery(entry["battery"])
+    by_key = {(s.name, s.era): replace(s, hints={**spec.get("hints", {}), **s.hints}) for s in scenarios}
+    return [(by_key[(row["scenario"], row["era"])], decode(row["outcome"]))
+            for row in recording(exercise)["solutions"][label]["rows"]]

@@ -1,0 +1,105 @@
+"""The judges on transcripts recorded from real runs (``fixtures/grading/transcripts/``), in process.
+
+Each exercise's ``<exercise>.expected.json`` (written by hand) names its solutions and the verdict
+each row must get; ``<exercise>.json`` is what ``make record`` recorded of each row on the real
+servers. A recording whose fingerprint no longer matches what it depends on fails here, naming the
+file and the command that re-records it."""
+import pytest
+
+from course_lib.grading import outcome as o
+from course_lib.grading.battery import load_battery, select
+from course_lib.grading.scorecard import Scorecard
+from course_lib.tooling import transcripts as t
+from course_lib.tooling.record import dotted
+
+SOLUTIONS = [(exercise, label) for exercise in t.exercises() for label in t.expected(exercise)["solutions"]]
+
+
+@pytest.mark.parametrize("exercise", t.exercises())
+def test_no_recording_is_stale(exercise):
+    stale = t.stale(exercise)
+    assert not stale, (f"fixtures/grading/transcripts/{exercise}.json is stale for {stale}: what it depends on "
+                       f"changed; re-record it with `{t.COMMAND}`")
+
+
+def judged(exercise: str, label: str):
+    judge = dotted(t.expected(exercise)["judge"])
+    return [judge(s, outcome) for s, outcome in t.rows(exercise, label)]
+
+
+@pytest.mark.parametrize("exercise, label", SOLUTIONS, ids=[f"{e}:{label}" for e, label in SOLUTIONS])
+def test_every_recorded_row_gets_its_expected_verdict(exercise, label):
+    entry = t.expected(exercise)["solutions"][label]
+    _, scenarios, _ = load_battery(entry["battery"])
+    verdicts = judged(exercise, label)
+    assert [(v.scenario.name, v.scenario.era) for v in verdicts] == [
+        (s.name, s.era) for s in select(scenarios, entry.get("only"), None)], "every row of the run, in order"
+    for v in verdicts:
+        wanted = t.expected_verdict(entry["verdicts"], v.scenario.name, v.scenario.era)
+        assert ("pass" if v.passed else v.failure_class) == wanted, (v.scenario.name, v.scenario.era, v.observed)
+        prefix = entry.get("observed", {}).get(v.scenario.name, entry.get("observed", {}).get(t.ALL))
+        if prefix is not None:
+            assert v.observed.startswith(prefix), v.observed
+        if not v.passed:
+            assert v.hint, "every failure comes with a hint"
+
+
+def test_the_untouched_starter_scores_zero_with_one_observation():
+    verdicts = judged("walk", "starter")
+    card = Scorecard(load_battery("walk")[0], verdicts, 20)
+    assert len(card.verdicts) == 19 and card.failures() == card.verdicts
+    assert card.text().endswith("0/19 scenarios pass") and "Time budget: 20 s a call" in card.text()
+    assert all(v.hint.startswith("This is still the starter") for v in verdicts)
+
+
+def test_the_library_walk_is_withheld_in_chapter_1_and_allowed_in_chapter_2():
+    for label in ("calls_the_library", "calls_it_through_a_helper"):
+        assert all("without course_lib.walker.walk" in v.hint for v in judged("walk", label))
+
+
+def test_a_recorded_row_is_rebuilt_as_it_was_judged():
+    s, outcome = t.rows("walk", "one_request_too_many")[[s.name for s, _ in t.rows("walk", "one_request_too_many")]
+                                                         .index("repeated cursor")]
+    assert outcome.kind == o.REFUSED and outcome.error.reason == "cursor_repeated"
+    assert type(outcome.error).__name__ == "CatalogError"
+    assert [f.method for f in outcome.sent] == ["tools/list"] * 3
+    wire = outcome.state["wire"]
+    assert wire.methods()[:2] == ["initialize", "notifications/initialized"]
+    assert all(wire.response_to(f) is not None for f in outcome.sent), "each request's reply is on the wire"
+
+
+def test_an_outcome_survives_encoding_as_the_judge_reads_it():
+    from mcp import MCPError
+    from mcp.types import Tool
+
+    from course_lib.errors import CatalogError
+
+    class NarrowError(CatalogError):
+        pass
+
+    for outcome in (o.returned(("a", [Tool(name="t", input_schema={"type": "object"})], {"k": 1})),
+                    o.raised(MCPError(-32602, "bad cursor", {"cursor": "x"})),
+                    o.raised(NarrowError("page_budget", "too many")), o.hung(2.5, "not asked"),
+                    o.crashed(AttributeError("next_cursr"))):
+        again = t.decode(t.encode(outcome))
+        assert (again.kind, again.budget, again.not_asked, again.value) == (
+            outcome.kind, outcome.budget, outcome.not_asked, outcome.value)
+        if outcome.error is not None:
+            assert [c.__name__ for c in type(again.error).__mro__] == [c.__name__ for c in type(outcome.error).__mro__]
+            assert (str(again.error), o.describe(again)) == (str(outcome.error), o.describe(outcome))
+            assert getattr(again.error, "reason", None) == getattr(outcome.error, "reason", None)
+
+
+def test_an_outcome_that_json_would_change_is_refused():
+    with pytest.raises(TypeError, match="cannot be recorded"):
+        t.encode(o.returned(object()))
+
+
+def test_a_fingerprint_changes_with_the_solution_the_battery_and_the_rows_asked():
+    entry = t.expected("walk")["solutions"]["safe_walk"]
+    base = t.fingerprint(entry)
+    assert t.fingerprint({**entry, "source": entry["source"].replace("safe_walk", "generator_walk")}) != base
+    assert t.fingerprint({**entry, "battery": "walk_restart"}) != base
+    assert t.fingerprint({**entry, "only": ["normal"]}) != base
+    # wrong_reason calls safe_walk: its fingerprint covers safe_walk's source too
+    assert "safe_walk" in t.solution_source(t.expected("walk")["solutions"]["wrong_reason"]["source"])
