@@ -18,6 +18,7 @@ import hashlib
 import importlib
 import json
 from dataclasses import replace
+from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
 
@@ -32,18 +33,26 @@ FOLDER = fixture("grading", "transcripts")
 COMMAND = "make record"
 SERVERS_SHARED = ("__init__.py", "__main__.py", "_base.py", "_run.py")
 ALL = "*"
+HUNG_FRAMES = 100
 
 
 # -- an outcome as data -----------------------------------------------------------------------
 
+def _data(value) -> bool:
+    try:
+        return json.loads(json.dumps(value)) == value
+    except (TypeError, ValueError):
+        return False
+
+
 def encode_error(exc: BaseException | None) -> dict | None:
     if exc is None:
         return None
-    attrs = {k: v for k, v in vars(exc).items() if k != "error"}
-    json.dumps(attrs)  # an attribute that is not data cannot be recorded
+    attrs = {k: v for k, v in getattr(exc, "__dict__", {}).items() if k != "error" and _data(v)}
     error = getattr(exc, "error", None)
-    return {"type": [f"{c.__module__}:{c.__qualname__}" for c in type(exc).__mro__], "args": list(exc.args),
-            "attrs": attrs, **({"error": error.model_dump(mode="json")} if hasattr(error, "model_dump") else {})}
+    return {"type": [f"{c.__module__}:{c.__qualname__}" for c in type(exc).__mro__], "str": str(exc),
+            "args": list(exc.args) if _data(list(exc.args)) else [str(exc)], "attrs": attrs,
+            **({"error": error.model_dump(mode="json")} if hasattr(error, "model_dump") else {})}
 
 
 def _class(dotted: str):
@@ -54,11 +63,7 @@ def _class(dotted: str):
         return None
 
 
-def decode_error(data: dict | None) -> BaseException | None:
-    """The exception again: its own class when it can be imported, else a class of the same name
-    on the nearest class of its ancestry that can (a judge reads the type's names and attributes)."""
-    if data is None:
-        return None
+def _rebuilt(data: dict) -> BaseException:
     cls = _class(data["type"][0])
     if cls is None:
         base = next(c for c in map(_class, data["type"][1:]) if c is not None)
@@ -71,6 +76,22 @@ def decode_error(data: dict | None) -> BaseException | None:
 
         exc.error = ErrorData.model_validate(data["error"])
     return exc
+
+
+def decode_error(data: dict | None) -> BaseException | None:
+    """The exception again: its own class when it can be imported, else a class of the same name
+    on the nearest class of its ancestry that can (a judge reads the type's names and attributes);
+    one that cannot be rebuilt so (a compiled library's) is an ``Exception`` of its name and words."""
+    if data is None:
+        return None
+    try:
+        exc = _rebuilt(data)
+        if str(exc) == data["str"]:
+            return exc
+    except Exception:  # noqa: BLE001 (its class cannot be made from data)
+        pass
+    name = data["type"][0].rpartition(":")[2].rpartition(".")[2]
+    return type(name, (Exception,), {"__module__": "student", "__str__": lambda self: data["str"]})(data["str"])
 
 
 def encode_value(value):
@@ -103,13 +124,18 @@ def decode_value(data):
 
 def encode(outcome: o.Outcome) -> dict:
     """The row's outcome as JSON: its kind, value, error, budget, the frames it sent (by their index
-    on the lab's wire) and what the lab left (``state``; its ``wire`` as every line that crossed it)."""
+    on the lab's wire) and what the lab left (``state``; its ``wire`` as every line that crossed it).
+    A call stopped at its budget sent as many requests as the time allowed: its first
+    ``HUNG_FRAMES`` lines are kept (and how many there were, ``wire_frames``)."""
     state = dict(outcome.state)
     wire = state.pop("wire", None)
+    frames, sent = (list(wire) if wire is not None else None), [f.index for f in outcome.sent]
+    cut = outcome.kind == o.HUNG and frames is not None and len(frames) > HUNG_FRAMES
     data = {"kind": outcome.kind, "value": encode_value(outcome.value), "error": encode_error(outcome.error),
             "budget": outcome.budget, "not_asked": outcome.not_asked, "state": state,
-            "sent": [f.index for f in outcome.sent],
-            "wire": None if wire is None else [[f.direction, f.raw] for f in wire]}
+            "sent": [i for i in sent if not cut or i < HUNG_FRAMES],
+            "wire": None if frames is None else [[f.direction, f.raw] for f in frames[:HUNG_FRAMES if cut else None]],
+            **({"wire_frames": len(frames)} if cut else {})}
     if json.loads(json.dumps(data)) != data:  # a tuple, or anything else JSON would change
         raise TypeError(f"this outcome cannot be recorded as it is: {outcome!r}"[:300])
     return data
@@ -169,13 +195,23 @@ def exercises() -> list[str]:
     return sorted(p.name.removesuffix(".expected.json") for p in FOLDER.glob("*.expected.json"))
 
 
+@lru_cache(maxsize=8)
+def _read(path: Path, mtime_ns: int) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _json(path: Path) -> dict:
+    """A fixture's data, read once while the file is unchanged (do not modify what it returns)."""
+    return _read(path, path.stat().st_mtime_ns)
+
+
 def expected(exercise: str) -> dict:
-    return json.loads((FOLDER / f"{exercise}.expected.json").read_text(encoding="utf-8"))
+    return _json(FOLDER / f"{exercise}.expected.json")
 
 
 def recording(exercise: str) -> dict:
     path = FOLDER / f"{exercise}.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"solutions": {}}
+    return _json(path) if path.exists() else {"solutions": {}}
 
 
 def stale(exercise: str) -> list[str]:

@@ -11,6 +11,7 @@ from course_lib.grading.battery import load_battery, select
 from course_lib.grading.scorecard import Scorecard
 from course_lib.tooling import transcripts as t
 from course_lib.tooling.record import dotted
+from course_lib.tooling.visible import visible_cells
 
 SOLUTIONS = [(exercise, label) for exercise in t.exercises() for label in t.expected(exercise)["solutions"]]
 
@@ -103,3 +104,23 @@ def test_a_fingerprint_changes_with_the_solution_the_battery_and_the_rows_asked(
     assert t.fingerprint({**entry, "only": ["normal"]}) != base
     # wrong_reason calls safe_walk: its fingerprint covers safe_walk's source too
     assert "safe_walk" in t.solution_source(t.expected("walk")["solutions"]["wrong_reason"]["source"])
+
+
+VISIBLE = [(exercise, label) for exercise, label in SOLUTIONS if label.startswith("visible:")]
+
+
+@pytest.mark.parametrize("exercise, label", VISIBLE, ids=[f"{e}:{label}" for e, label in VISIBLE])
+def test_no_function_a_visible_cell_defines_passes_the_exercise(exercise, label):
+    """The chapter's own functions, graded by its check cell on the real servers when recorded:
+    each fails at least one row (which rows, and how, is its expected file's)."""
+    assert not all(v.passed for v in judged(exercise, label)), f"{label} passes {exercise}"
+
+
+def test_every_chapter_whose_functions_are_recorded_has_them_all():
+    """A recorded chapter names a function of each visible code cell that fits; the set is the
+    one ``make record`` checks against the chapter (a changed chapter is a stale recording)."""
+    for exercise in t.exercises():
+        spec = t.expected(exercise)
+        for stem in spec.get("visible", []):
+            named = [e["source"] for e in spec["solutions"].values() if f"{stem}.ipynb:visible:" in e["source"]]
+            assert named and all(entry.rpartition(":")[2] in "\n".join(visible_cells(stem)) for entry in named)
