@@ -93,9 +93,10 @@ async def record_one(spec: dict, entry: dict) -> dict:
         for v in card.verdicts]}
 
 
-async def record(exercise: str, into: Path = t.FOLDER) -> Path:
+async def record(exercise: str, into: Path = t.FOLDER, labels: list[str] | None = None) -> Path:
+    """Record the exercise's solutions (those of ``labels`` only, when given) into ``into``."""
     spec = t.expected(exercise)
-    for stem in spec.get("visible", []):
+    for stem in spec.get("visible", []) if labels is None else ():
         named = {e["source"].rpartition(":")[2] for e in spec["solutions"].values() if ":visible:" in e["source"]}
         missing = set(visible_functions(stem, spec["starter"])) - named
         if missing:
@@ -103,7 +104,8 @@ async def record(exercise: str, into: Path = t.FOLDER) -> Path:
                                   "write their expected verdicts there")
     out = {"exercise": exercise, "command": t.COMMAND, "solutions": {}}
     for label, entry in spec["solutions"].items():
-        out["solutions"][label] = await record_one(spec, entry)
+        if labels is None or label in labels:
+            out["solutions"][label] = await record_one(spec, entry)
     path = into / f"{exercise}.json"
     path.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path

@@ -17,6 +17,7 @@ import ast
 import hashlib
 import importlib
 import json
+import re
 from dataclasses import replace
 from functools import lru_cache
 from importlib.metadata import version
@@ -205,19 +206,19 @@ def _json(path: Path) -> dict:
     return _read(path, path.stat().st_mtime_ns)
 
 
-def expected(exercise: str) -> dict:
-    return _json(FOLDER / f"{exercise}.expected.json")
+def expected(exercise: str, folder: Path = FOLDER) -> dict:
+    return _json(folder / f"{exercise}.expected.json")
 
 
-def recording(exercise: str) -> dict:
-    path = FOLDER / f"{exercise}.json"
+def recording(exercise: str, folder: Path = FOLDER) -> dict:
+    path = folder / f"{exercise}.json"
     return _json(path) if path.exists() else {"solutions": {}}
 
 
-def stale(exercise: str) -> list[str]:
+def stale(exercise: str, folder: Path = FOLDER) -> list[str]:
     """The solutions whose recording is missing or no longer matches what it depends on."""
-    recorded = recording(exercise)["solutions"]
-    return [label for label, entry in expected(exercise)["solutions"].items()
+    recorded = recording(exercise, folder)["solutions"]
+    return [label for label, entry in expected(exercise, folder)["solutions"].items()
             if recorded.get(label, {}).get("fingerprint") != fingerprint(entry)]
 
 
@@ -236,3 +237,11 @@ def rows(exercise: str, label: str) -> list[tuple]:
     by_key = {(s.name, s.era): replace(s, hints={**spec.get("hints", {}), **s.hints}) for s in scenarios}
     return [(by_key[(row["scenario"], row["era"])], decode(row["outcome"]))
             for row in recording(exercise)["solutions"][label]["rows"]]
+
+
+def sanitized(text: str) -> str:
+    """A recording's text without what differs from run to run: the servers' random cursors (each
+    named by the order it first appears) and how many lines a call stopped at its budget sent."""
+    for n, token in enumerate(dict.fromkeys(re.findall(r'\\"nextCursor\\":\\"([^"\\]+)\\"', text))):
+        text = text.replace(token, f"<cursor {n}>")
+    return re.sub(r'"wire_frames": \d+', '"wire_frames": "N"', text)

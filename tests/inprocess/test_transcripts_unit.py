@@ -4,6 +4,8 @@ Each exercise's ``<exercise>.expected.json`` (written by hand) names its solutio
 each row must get; ``<exercise>.json`` is what ``make record`` recorded of each row on the real
 servers. A recording whose fingerprint no longer matches what it depends on fails here, naming the
 file and the command that re-records it."""
+import json
+
 import pytest
 
 from course_lib.grading import outcome as o
@@ -21,6 +23,17 @@ def test_no_recording_is_stale(exercise):
     stale = t.stale(exercise)
     assert not stale, (f"fixtures/grading/transcripts/{exercise}.json is stale for {stale}: what it depends on "
                        f"changed; re-record it with `{t.COMMAND}`")
+
+
+def test_a_recording_is_stale_when_what_it_depends_on_changed_or_it_is_missing(tmp_path):
+    spec = t.expected("walk_restart")
+    recorded = t.recording("walk_restart")
+    changed = {**spec, "solutions": {**spec["solutions"], "safe_walk": {**spec["solutions"]["safe_walk"],
+                                                                       "only": ["normal"]}}}
+    (tmp_path / "walk_restart.expected.json").write_text(json.dumps(changed), encoding="utf-8")
+    left = {**recorded, "solutions": {k: v for k, v in recorded["solutions"].items() if k != "reference"}}
+    (tmp_path / "walk_restart.json").write_text(json.dumps(left), encoding="utf-8")
+    assert t.stale("walk_restart", tmp_path) == ["reference", "safe_walk"]
 
 
 def judged(exercise: str, label: str):
@@ -124,3 +137,10 @@ def test_every_chapter_whose_functions_are_recorded_has_them_all():
         for stem in spec.get("visible", []):
             named = [e["source"] for e in spec["solutions"].values() if f"{stem}.ipynb:visible:" in e["source"]]
             assert named and all(entry.rpartition(":")[2] in "\n".join(visible_cells(stem)) for entry in named)
+
+
+def test_sanitizing_sets_aside_only_the_cursors_and_a_stopped_calls_length():
+    line = '{"jsonrpc":"2.0","id":2,"result":{"nextCursor":"KAggq0qohfm8ws7s","tools":[]}}'
+    text = json.dumps({"wire": [["←", line], ["→", line.replace("result", "params")]], "wire_frames": 4321})
+    assert t.sanitized(text) == text.replace("KAggq0qohfm8ws7s", "<cursor 0>").replace("4321", '"N"')
+    assert t.sanitized(json.dumps({"value": ["alpha"]})) == json.dumps({"value": ["alpha"]})
