@@ -14,6 +14,7 @@ the servers' source files, the SDK's version) no longer matches: ``stale`` names
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -96,7 +97,8 @@ def decode_error(data: dict | None) -> BaseException | None:
 
 
 def encode_value(value):
-    """A returned value as JSON: a tuple, a dict and a typed model (an SDK ``Tool``) say what they were."""
+    """A returned value as JSON: a tuple, a dict, a dataclass and a typed model (an SDK ``Tool``) say
+    what they were."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, list):
@@ -105,6 +107,10 @@ def encode_value(value):
         return {"tuple": [encode_value(v) for v in value]}
     if isinstance(value, dict):
         return {"dict": [[encode_value(k), encode_value(v)] for k, v in value.items()]}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        cls = type(value)
+        return {"dataclass": f"{cls.__module__}:{cls.__qualname__}",
+                "fields": {f.name: encode_value(getattr(value, f.name)) for f in dataclasses.fields(value)}}
     if hasattr(value, "model_dump"):
         cls = type(value)
         return {"model": f"{cls.__module__}:{cls.__qualname__}", "data": value.model_dump(mode="json", by_alias=True)}
@@ -120,6 +126,8 @@ def decode_value(data):
         return tuple(decode_value(v) for v in data["tuple"])
     if "dict" in data:
         return {decode_value(k): decode_value(v) for k, v in data["dict"]}
+    if "dataclass" in data:
+        return _class(data["dataclass"])(**{k: decode_value(v) for k, v in data["fields"].items()})
     return _class(data["model"]).model_validate(data["data"])
 
 
@@ -153,16 +161,26 @@ def decode(data: dict) -> o.Outcome:
                      tuple(wire.frames[i] for i in data["sent"]) if wire else (), state, data["not_asked"])
 
 
+def judge_bundles(s, outcome: o.Outcome):
+    """Chapter 5's judge as ``grade_bundles`` calls it (with the revisions' texts and the battery's hint)."""
+    from course_lib.grading.battery import read_spec
+    from course_lib.grading.bundle_judge import judge_bundle, revisions
+
+    return judge_bundle(s, outcome, oracle=revisions(), latest_hint=read_spec("bundles")["latest_hint"])
+
+
 # -- what a recording depends on --------------------------------------------------------------
 
 def _python_source(path: Path, name: str) -> str:
-    """The function's source and that of the module's functions it uses, transitively."""
+    """The function's source and that of the module's functions (and names) it uses, transitively."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    defs.update({t.id: n for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)})
     todo, done = [name], []
     while todo:
-        node = defs[todo.pop()]
-        done.append(node.name)
+        name = todo.pop()
+        node = defs[name]
+        done.append(name)
         todo += [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in defs
                  and n.id not in done and n.id not in todo]
     return "\n".join(ast.unparse(defs[n]) for n in sorted(done))

@@ -66,6 +66,19 @@ def test_the_untouched_starter_scores_zero_with_one_observation():
     assert all(v.hint.startswith("This is still the starter") for v in verdicts)
 
 
+def test_a_correct_reader_of_another_style_passes_every_row_in_both_eras():
+    verdicts = judged("bundles", "two_attempts_with_prompt")
+    card = Scorecard(load_battery("bundles")[0], verdicts, 20)
+    assert card.text().endswith("24/24 scenarios pass — well done.")
+    assert [v.scenario.era for v in verdicts[:2]] == ["legacy", "2026-07-28"]
+    assert [v.scenario.name for v in verdicts[::2]] == [s["name"] for s in load_battery("bundles")[2]["scenarios"]]
+
+
+def test_the_library_reader_is_withheld_from_chapter_5s_exercise():
+    for label in ("calls_the_library", "verifies_with_the_library"):
+        assert all("unavailable in this exercise" in v.observed for v in judged("bundles", label))
+
+
 def test_the_library_walk_is_withheld_in_chapter_1_and_allowed_in_chapter_2():
     for label in ("calls_the_library", "calls_it_through_a_helper"):
         assert all("without course_lib.walker.walk" in v.hint for v in judged("walk", label))
