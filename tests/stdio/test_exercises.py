@@ -58,8 +58,9 @@ async def test_run_all_never_replaces_the_students_function():
 KNOWN_COPIES: dict[str, str] = {}  # chapter -> why a visible cell still passes its exercise
 # The chapters whose visible cells' functions are judged on recorded transcripts instead
 # (tests/inprocess/test_transcripts_unit.py; ``make record`` records them on the real servers).
-RECORDED = {stem for exercise in transcripts.exercises() for stem in transcripts.expected(exercise).get("visible", [])}
-SWEPT = [(s, n, i) for (s, n, _), i in zip(PAIRS, IDS) if s not in RECORDED]
+RECORDED = {(stem, transcripts.expected(exercise)["starter"]) for exercise in transcripts.exercises()
+            for stem in transcripts.expected(exercise).get("visible", [])}
+SWEPT = [(s, n, i) for (s, n, _), i in zip(PAIRS, IDS) if (s, n) not in RECORDED]
 
 
 @pytest.mark.anyio
