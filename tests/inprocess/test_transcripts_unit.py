@@ -5,6 +5,7 @@ each row must get; ``<exercise>.json`` is what ``make record`` recorded of each 
 servers. A recording whose fingerprint no longer matches what it depends on fails here, naming the
 file and the command that re-records it."""
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -12,8 +13,7 @@ from course_lib.grading import outcome as o
 from course_lib.grading.battery import load_battery, select
 from course_lib.grading.scorecard import Scorecard
 from course_lib.tooling import transcripts as t
-from course_lib.tooling.record import dotted
-from course_lib.tooling.visible import visible_cells
+from course_lib.tooling.record import dotted, visible_functions
 
 SOLUTIONS = [(exercise, label) for exercise in t.exercises() for label in t.expected(exercise)["solutions"]]
 
@@ -117,6 +117,16 @@ def test_an_outcome_survives_encoding_as_the_judge_reads_it():
             assert getattr(again.error, "reason", None) == getattr(outcome.error, "reason", None)
 
 
+def test_a_row_judged_on_another_outcome_gets_another_verdict():
+    """The negative control of the recorded rows: the same row with one fact of its run changed
+    fails at the judge (the verdicts above are the recording's, not the judge's whatever it reads)."""
+    judge = dotted(t.expected("walk")["judge"])
+    s, outcome = t.rows("walk", "safe_walk")[0]
+    assert s.name == "normal" and judge(s, outcome).passed
+    assert judge(s, replace(outcome, value=outcome.value[:-1])).failure_class == o.WRONG_RESULT
+    assert judge(s, outcome.with_wire(outcome.sent[:-1])).failure_class == o.WRONG_RESULT
+
+
 def test_an_outcome_that_json_would_change_is_refused():
     with pytest.raises(TypeError, match="cannot be recorded"):
         t.encode(o.returned(object()))
@@ -142,14 +152,15 @@ def test_no_function_a_visible_cell_defines_passes_the_exercise(exercise, label)
     assert not all(v.passed for v in judged(exercise, label)), f"{label} passes {exercise}"
 
 
-def test_every_chapter_whose_functions_are_recorded_has_them_all():
-    """A recorded chapter names a function of each visible code cell that fits; the set is the
-    one ``make record`` checks against the chapter (a changed chapter is a stale recording)."""
-    for exercise in t.exercises():
-        spec = t.expected(exercise)
-        for stem in spec.get("visible", []):
-            named = [e["source"] for e in spec["solutions"].values() if f"{stem}.ipynb:visible:" in e["source"]]
-            assert named and all(entry.rpartition(":")[2] in "\n".join(visible_cells(stem)) for entry in named)
+@pytest.mark.parametrize("exercise", [e for e in t.exercises() if t.expected(e).get("visible")])
+def test_every_function_a_recorded_chapter_shows_is_recorded(exercise):
+    """The functions the chapter's visible cells define that fit the starter are exactly those the
+    expected file names (``make record`` refuses to record a chapter that shows one more)."""
+    spec = t.expected(exercise)
+    for stem in spec["visible"]:
+        named = {e["source"].rpartition(":")[2] for e in spec["solutions"].values()
+                 if e["source"].startswith(f"notebooks/{stem}.ipynb:visible:")}
+        assert set(visible_functions(stem, spec["starter"])) == named, stem
 
 
 def test_sanitizing_sets_aside_only_the_cursors_and_a_stopped_calls_length():
