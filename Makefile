@@ -18,7 +18,7 @@ NEED_PYTHON = v=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2
   $${v:-not found}: install Python 3.12 (python.org, brew install python@3.12 or apt install python3.12) \
   and run: make $(or $(MAKECMDGOALS),test) PYTHON=python3.12" >&2; exit 1;; esac
 
-.PHONY: lab instructor classroom classroom-install classroom-progress binder-check test check portable docs progress regen bench student slides slides-check presentation browser-check solution-mutants lock clean
+.PHONY: lab instructor classroom classroom-install classroom-progress binder-check test check portable docs progress regen bench student slides slides-check presentation browser-check solution-mutants record lock clean
 
 # The set-up also installs chapter 07's peers (Node.js MCP clients and servers) exactly as locked
 # in fixtures/peers/package-lock.json, with the npm of the pinned Node.js wheel: no global install;
@@ -154,6 +154,12 @@ bench: $(STAMP)
 ##          (minutes; NB=notebooks/01_pagination.ipynb for one chapter)
 solution-mutants: $(STAMP)
 	$(BIN)/python -m course_lib.tooling.solution_mutants $(NB)
+
+## record: re-run every recorded solution (fixtures/grading/transcripts/*.expected.json) on the real
+##         servers and rewrite its transcript, which the judges' in-process tests read
+##         (EXERCISES="walk" for one; course_lib/tooling/record.py)
+record: $(STAMP)
+	$(BIN)/python -m course_lib.tooling.record $(EXERCISES)
 
 ## docs: regenerate the reference pages in docs/ (the module guide, the source-article map);
 ##       tests/inprocess/test_docs.py fails when a committed page differs from what this writes

@@ -78,6 +78,8 @@ def exercise(battery: str, only=None, eras=None, budget: float | None = None, de
     title, scenarios, spec = load_battery(battery)
     scenarios = [replace(s, hints={**spec.get("hints", {}), **s.hints}) for s in select(scenarios, only, eras)]
     return Exercise(title, scenarios, spec, budget or spec.get("budget_seconds", default), battery)
+# Set by ``make record`` (``course_lib.tooling.record``): called with every row as its judge gets it.
+RECORDER: ContextVar[Callable[[Scenario, o.Outcome], None] | None] = ContextVar("course_recorder", default=None)
 
 
 def lab_servers() -> set[int]:
@@ -183,7 +185,10 @@ def student_row(ex: Exercise, call: Callable[[Scenario, Any], Awaitable[Any]], j
     async def row(s: Scenario, lab) -> Verdict:
         before = len(lab.wire.requests())
         outcome = await observe(lambda: call(s, lab), ex.budget)
-        return judge(s, outcome.with_wire(lab.wire.requests()[before:], wire=lab.wire))
+        outcome = outcome.with_wire(lab.wire.requests()[before:], wire=lab.wire)
+        if RECORDER.get() is not None:
+            RECORDER.get()(s, outcome)
+        return judge(s, outcome)
 
     return row
 

@@ -49,6 +49,76 @@ def restarting(name: str, restarts: float, cache_mode: str = "refresh", membersh
 never_restarts = restarting("never_restarts", 0)  # raises on the first "unavailable"
 
 
+async def starter(lab):
+    raise NotImplementedError("write your bundle reader here")
+
+
+# -- a correct reader in another style: a bounded loop, and it takes the prompt too -------------
+
+async def two_attempts_with_prompt(lab):
+    previous = None
+    for _ in range(2):
+        manifest = await bundles.read_manifest(lab)
+        if previous is not None:
+            bundles.check_membership(manifest, previous=previous)
+        try:
+            texts = {}
+            for uri in manifest.uris:
+                texts[uri] = (await lab.client.read_resource(uri, cache_mode="bypass")).contents[0].text
+            await lab.client.get_prompt(bundles.PROMPT, {"revision": manifest.revision})
+            return bundles.Bundle(manifest.revision, texts, f"Review only this snapshot: {manifest.revision}")
+        except MCPError as exc:
+            if not unavailable(exc):
+                raise
+        previous = manifest
+    raise bundles.BundleError("recovery", f"{previous.revision} unavailable as well; no second restart")
+
+
+# -- more known-wrong readers (recorded: fixtures/grading/transcripts/bundles.expected.json) ------
+
+skips_membership = restarting("skips_membership", 1)  # one restart, but no check of the new manifest
+trusts_the_cache = restarting("trusts_the_cache", 1, "use", membership=True)  # manifests from the response cache
+
+
+async def returns_partial(lab):
+    """Stops at the first "unavailable" and returns the texts read so far."""
+    manifest = await bundles.read_manifest(lab)
+    texts = {}
+    for uri in manifest.uris:
+        try:
+            texts[uri] = await read_text(lab, uri)
+        except MCPError:
+            break
+    try:
+        await prompt(lab, manifest.revision)
+    except MCPError:
+        pass
+    return {"revision": manifest.revision, "texts": texts}
+
+
+async def wrong_check(lab):
+    """Restarts once, but names every refusal after it ``recovery``."""
+    first = await bundles.read_manifest(lab)
+    try:
+        return await attempt(lab, first)
+    except MCPError:
+        pass
+    second = await bundles.read_manifest(lab)
+    if second.documents != first.documents:
+        raise bundles.BundleError("recovery", "the new manifest covers other documents")
+    return await attempt(lab, second)
+
+
+async def calls_the_library(lab):
+    bundle = await bundles.acquire(lab)
+    return {"revision": bundle.revision, "texts": bundle.texts}
+
+
+async def verifies_with_the_library(lab):
+    from course_lib.bundles import read_manifest, verify
+    return await verify(lab, await read_manifest(lab))
+
+
 async def test_unknown_scenario_is_a_clear_error():
     with pytest.raises(ValueError, match="no scenario named"):
         await grade_bundles(never_restarts, only=["nope"])

@@ -1,123 +1,18 @@
 """The exercise of 09_stateless_cache: ``my_sealer(key) -> (seal, unseal)`` as the codec of a real
-``modern`` server. The reference passes every row, the starter scores 0, and known-wrong sealers
-fail at their named rows (one per kind of failure), judged on the wire."""
-import base64
-import hashlib
-import hmac
-import json
-
-import mcp_types as types
+``modern`` server. One known-wrong sealer per kind of failure fails at its named row, judged on the
+wire (a missing refusal, the student's crash carried as -32603, a wrong refusal code), and one that
+never returns is stopped. The reference, the starter, every wrong sealer on every row and the
+functions the chapter shows are judged on transcripts recorded from real runs
+(``test_transcripts_unit.py``, ``make record``)."""
 import pytest
-from mcp import MCPError
 
 from course_lib.grading import outcome as o
-from course_lib.grading.battery import load_battery
 from course_lib.grading.sealed_state import grade_sealed_state
 from scorecard_checks import assert_flagged
 
+from test_grading_sealed_state_unit import decodes_first, plain, wrong_code
+
 pytestmark = pytest.mark.anyio
-TITLE, SCENARIOS, SPEC = load_battery("sealed_state")
-
-
-def plain(key):
-    """No seal at all: the state as JSON, read back as JSON (what the unsealed mode does)."""
-    def seal(state, call):
-        return json.dumps(state, sort_keys=True)
-
-    def unseal(token, call):
-        try:
-            return json.loads(token)
-        except ValueError:
-            raise MCPError(types.INVALID_PARAMS, "unreadable state") from None
-    return seal, unseal
-
-
-def _mac(key, text):
-    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
-
-
-def unbound(key):
-    """Signed, but not bound to the call: a small order's state passes on a large order."""
-    def seal(state, call):
-        body = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
-        return f"{body}.{_mac(key, body)}"
-
-    def unseal(token, call):
-        body, _, mac = token.rpartition(".")
-        if not body or not hmac.compare_digest(mac, _mac(key, body)):
-            raise MCPError(types.INVALID_PARAMS, "request_state failed verification")
-        return json.loads(base64.urlsafe_b64decode(body))
-    return seal, unseal
-
-
-def own_key(key):
-    """Bound to the call, but signed with a constant instead of the process's key."""
-    secret = b"course-constant"
-
-    def seal(state, call):
-        body = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
-        return f"{body}.{_mac(secret, json.dumps(call, sort_keys=True) + body)}"
-
-    def unseal(token, call):
-        body, _, mac = token.rpartition(".")
-        if not body or not hmac.compare_digest(mac, _mac(secret, json.dumps(call, sort_keys=True) + body)):
-            raise MCPError(types.INVALID_PARAMS, "request_state failed verification")
-        return json.loads(base64.urlsafe_b64decode(body))
-    return seal, unseal
-
-
-def decodes_first(key):
-    """Decodes before it verifies, and lets the decoding error escape (a crash, -32603)."""
-    def seal(state, call):
-        body = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
-        return f"{body}.{_mac(key, json.dumps(call, sort_keys=True) + body)}"
-
-    def unseal(token, call):
-        body, mac = token.split(".")
-        state = json.loads(base64.b64decode(body, validate=True))
-        if not hmac.compare_digest(mac, _mac(key, json.dumps(call, sort_keys=True) + body)):
-            raise MCPError(types.INVALID_PARAMS, "request_state failed verification")
-        return state
-    return seal, unseal
-
-
-def refuses_only_empty(key):
-    """Refuses "" with -32602, but splits any other string before it verifies: "x" and
-    "not.a.state" crash it (ValueError), so only a row per string catches it."""
-    def seal(state, call):
-        body = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
-        return f"{body}.{_mac(key, json.dumps(call, sort_keys=True) + body)}"
-
-    def unseal(token, call):
-        if token == "":
-            raise MCPError(types.INVALID_PARAMS, "request_state failed verification")
-        body, mac = token.split(".")
-        if not hmac.compare_digest(mac, _mac(key, json.dumps(call, sort_keys=True) + body)):
-            raise MCPError(types.INVALID_PARAMS, "request_state failed verification")
-        return json.loads(base64.urlsafe_b64decode(body))
-    return seal, unseal
-
-
-def refuses_all(key):
-    """Refuses every state with -32602, even its own: no order ever completes."""
-    def seal(state, call):
-        return "sealed"
-
-    def unseal(token, call):
-        raise MCPError(types.INVALID_PARAMS, "request_state failed verification")
-    return seal, unseal
-
-
-def wrong_code(key):
-    """Verifies, but refuses with -32600 (invalid request) instead of -32602."""
-    seal, check = unbound(key)
-
-    def unseal(token, call):
-        try:
-            return check(token, call)
-        except MCPError:
-            raise MCPError(types.INVALID_REQUEST, "bad state") from None
-    return seal, unseal
 
 
 def forever(key):
@@ -132,12 +27,7 @@ def forever(key):
 @pytest.mark.parametrize("wrong, failing, control, kind, observed", [
     (plain, "forged price", "honest large order", o.MISSING_REFUSAL,
      "the server answered 'provisioned large in eu-west, charged 0 credits'"),
-    (unbound, "small order's state on a large order", "forged price", o.MISSING_REFUSAL,
-     "the server answered 'accepted, asks: Approve a charge of 10 credits?'"),
-    (own_key, "a state from another server process", "small order's state on a large order", o.MISSING_REFUSAL,
-     "the server answered 'accepted, asks: Approve a charge of 80 credits?'"),
     (decodes_first, 'a state never issued: "x"', "a state cut short", o.CRASH, "your code crashed: ValueError"),
-    (refuses_all, "honest small order", "forged price", o.WRONG_REFUSAL, "the server answered MCPError -32602"),
     (wrong_code, "forged price", "honest small order", o.WRONG_REFUSAL, "the server answered MCPError -32600"),
 ])
 async def test_a_wrong_sealer_fails_at_its_row(wrong, failing, control, kind, observed):
@@ -148,20 +38,6 @@ async def test_a_wrong_sealer_fails_at_its_row(wrong, failing, control, kind, ob
         states = [f.message["params"].get("requestState") for f in verdict.outcome.sent if f.method == "tools/call"]
         shown = verdict.hint.split("'")[1].removesuffix("…")
         assert len(shown) >= 10 and any(isinstance(t, str) and t.startswith(shown) for t in states), verdict.hint
-
-
-async def test_each_string_never_issued_is_judged_on_its_own_row():
-    """A sealer that refuses "" and crashes on "x" and "not.a.state" passes the "" row only: were
-    the three strings sent as one row, its first refusal would have ended the row as a pass."""
-    never_issued = [s.name for s in SCENARIOS if s.name.startswith("a state never issued")]
-    assert never_issued == ['a state never issued: ""', 'a state never issued: "x"',
-                            'a state never issued: "not.a.state"']
-    card = await grade_sealed_state(refuses_only_empty, only=never_issued + ["honest large order"])
-    assert card.verdict_of("honest large order").passed, card.text()
-    assert card.verdict_of(never_issued[0]).passed, card.text()
-    for name in never_issued[1:]:
-        verdict = assert_flagged(card, name, never_issued[0], "your code crashed: ValueError")
-        assert verdict.failure_class == o.CRASH
 
 
 async def test_a_sealer_that_never_returns_is_stopped():

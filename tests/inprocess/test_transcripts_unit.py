@@ -1,0 +1,170 @@
+"""The judges on transcripts recorded from real runs (``fixtures/grading/transcripts/``), in process.
+
+Each exercise's ``<exercise>.expected.json`` (written by hand) names its solutions and the verdict
+each row must get; ``<exercise>.json`` is what ``make record`` recorded of each row on the real
+servers. A recording whose fingerprint no longer matches what it depends on fails here, naming the
+file and the command that re-records it."""
+import json
+from dataclasses import replace
+
+import pytest
+
+from course_lib.grading import outcome as o
+from course_lib.grading.battery import load_battery, select
+from course_lib.grading.scorecard import Scorecard
+from course_lib.tooling import transcripts as t
+from course_lib.tooling.record import dotted, visible_functions
+
+SOLUTIONS = [(exercise, label) for exercise in t.exercises() for label in t.expected(exercise)["solutions"]]
+
+
+@pytest.mark.parametrize("exercise", t.exercises())
+def test_no_recording_is_stale(exercise):
+    stale = t.stale(exercise)
+    assert not stale, (f"fixtures/grading/transcripts/{exercise}.json is stale for {stale}: what it depends on "
+                       f"changed; re-record it with `{t.COMMAND}`")
+
+
+def test_a_recording_is_stale_when_what_it_depends_on_changed_or_it_is_missing(tmp_path):
+    spec = t.expected("walk_restart")
+    recorded = t.recording("walk_restart")
+    changed = {**spec, "solutions": {**spec["solutions"], "safe_walk": {**spec["solutions"]["safe_walk"],
+                                                                       "only": ["normal"]}}}
+    (tmp_path / "walk_restart.expected.json").write_text(json.dumps(changed), encoding="utf-8")
+    left = {**recorded, "solutions": {k: v for k, v in recorded["solutions"].items() if k != "reference"}}
+    (tmp_path / "walk_restart.json").write_text(json.dumps(left), encoding="utf-8")
+    assert t.stale("walk_restart", tmp_path) == ["reference", "safe_walk"]
+
+
+def judged(exercise: str, label: str):
+    judge = dotted(t.expected(exercise)["judge"])
+    return [judge(s, outcome) for s, outcome in t.rows(exercise, label)]
+
+
+@pytest.mark.parametrize("exercise, label", SOLUTIONS, ids=[f"{e}:{label}" for e, label in SOLUTIONS])
+def test_every_recorded_row_gets_its_expected_verdict(exercise, label):
+    entry = t.expected(exercise)["solutions"][label]
+    _, scenarios, _ = load_battery(entry["battery"])
+    verdicts = judged(exercise, label)
+    assert [(v.scenario.name, v.scenario.era) for v in verdicts] == [
+        (s.name, s.era) for s in select(scenarios, entry.get("only"), None)], "every row of the run, in order"
+    for v in verdicts:
+        wanted = t.expected_verdict(entry["verdicts"], v.scenario.name, v.scenario.era)
+        assert ("pass" if v.passed else v.failure_class) == wanted, (v.scenario.name, v.scenario.era, v.observed)
+        prefix = entry.get("observed", {}).get(v.scenario.name, entry.get("observed", {}).get(t.ALL))
+        if prefix is not None:
+            assert v.observed.startswith(prefix), v.observed
+        if not v.passed:
+            assert v.hint, "every failure comes with a hint"
+
+
+def test_the_untouched_starter_scores_zero_with_one_observation():
+    verdicts = judged("walk", "starter")
+    card = Scorecard(load_battery("walk")[0], verdicts, 20)
+    assert len(card.verdicts) == 19 and card.failures() == card.verdicts
+    assert card.text().endswith("0/19 scenarios pass") and "Time budget: 20 s a call" in card.text()
+    assert all(v.hint.startswith("This is still the starter") for v in verdicts)
+
+
+def test_a_correct_reader_of_another_style_passes_every_row_in_both_eras():
+    verdicts = judged("bundles", "two_attempts_with_prompt")
+    card = Scorecard(load_battery("bundles")[0], verdicts, 20)
+    assert card.text().endswith("24/24 scenarios pass — well done.")
+    assert [v.scenario.era for v in verdicts[:2]] == ["legacy", "2026-07-28"]
+    assert [v.scenario.name for v in verdicts[::2]] == [s["name"] for s in load_battery("bundles")[2]["scenarios"]]
+
+
+def test_the_library_reader_is_withheld_from_chapter_5s_exercise():
+    for label in ("calls_the_library", "verifies_with_the_library"):
+        assert all("unavailable in this exercise" in v.observed for v in judged("bundles", label))
+
+
+def test_the_library_walk_is_withheld_in_chapter_1_and_allowed_in_chapter_2():
+    for label in ("calls_the_library", "calls_it_through_a_helper"):
+        assert all("without course_lib.walker.walk" in v.hint for v in judged("walk", label))
+
+
+def test_a_recorded_row_is_rebuilt_as_it_was_judged():
+    s, outcome = t.rows("walk", "one_request_too_many")[[s.name for s, _ in t.rows("walk", "one_request_too_many")]
+                                                         .index("repeated cursor")]
+    assert outcome.kind == o.REFUSED and outcome.error.reason == "cursor_repeated"
+    assert type(outcome.error).__name__ == "CatalogError"
+    assert [f.method for f in outcome.sent] == ["tools/list"] * 3
+    wire = outcome.state["wire"]
+    assert wire.methods()[:2] == ["initialize", "notifications/initialized"]
+    assert all(wire.response_to(f) is not None for f in outcome.sent), "each request's reply is on the wire"
+
+
+def test_an_outcome_survives_encoding_as_the_judge_reads_it():
+    from mcp import MCPError
+    from mcp.types import Tool
+
+    from course_lib.errors import CatalogError
+
+    class NarrowError(CatalogError):
+        pass
+
+    for outcome in (o.returned(("a", [Tool(name="t", input_schema={"type": "object"})], {"k": 1})),
+                    o.raised(MCPError(-32602, "bad cursor", {"cursor": "x"})),
+                    o.raised(NarrowError("page_budget", "too many")), o.hung(2.5, "not asked"),
+                    o.crashed(AttributeError("next_cursr"))):
+        again = t.decode(t.encode(outcome))
+        assert (again.kind, again.budget, again.not_asked, again.value) == (
+            outcome.kind, outcome.budget, outcome.not_asked, outcome.value)
+        if outcome.error is not None:
+            assert [c.__name__ for c in type(again.error).__mro__] == [c.__name__ for c in type(outcome.error).__mro__]
+            assert (str(again.error), o.describe(again)) == (str(outcome.error), o.describe(outcome))
+            assert getattr(again.error, "reason", None) == getattr(outcome.error, "reason", None)
+
+
+def test_a_row_judged_on_another_outcome_gets_another_verdict():
+    """The negative control of the recorded rows: the same row with one fact of its run changed
+    fails at the judge (the verdicts above are the recording's, not the judge's whatever it reads)."""
+    judge = dotted(t.expected("walk")["judge"])
+    s, outcome = t.rows("walk", "safe_walk")[0]
+    assert s.name == "normal" and judge(s, outcome).passed
+    assert judge(s, replace(outcome, value=outcome.value[:-1])).failure_class == o.WRONG_RESULT
+    assert judge(s, outcome.with_wire(outcome.sent[:-1])).failure_class == o.WRONG_RESULT
+
+
+def test_an_outcome_that_json_would_change_is_refused():
+    with pytest.raises(TypeError, match="cannot be recorded"):
+        t.encode(o.returned(object()))
+
+
+def test_a_fingerprint_changes_with_the_solution_the_battery_and_the_rows_asked():
+    entry = t.expected("walk")["solutions"]["safe_walk"]
+    base = t.fingerprint(entry)
+    assert t.fingerprint({**entry, "source": entry["source"].replace("safe_walk", "generator_walk")}) != base
+    assert t.fingerprint({**entry, "battery": "walk_restart"}) != base
+    assert t.fingerprint({**entry, "only": ["normal"]}) != base
+    # wrong_reason calls safe_walk: its fingerprint covers safe_walk's source too
+    assert "safe_walk" in t.solution_source(t.expected("walk")["solutions"]["wrong_reason"]["source"])
+
+
+VISIBLE = [(exercise, label) for exercise, label in SOLUTIONS if label.startswith("visible:")]
+
+
+@pytest.mark.parametrize("exercise, label", VISIBLE, ids=[f"{e}:{label}" for e, label in VISIBLE])
+def test_no_function_a_visible_cell_defines_passes_the_exercise(exercise, label):
+    """The chapter's own functions, graded by its check cell on the real servers when recorded:
+    each fails at least one row (which rows, and how, is its expected file's)."""
+    assert not all(v.passed for v in judged(exercise, label)), f"{label} passes {exercise}"
+
+
+@pytest.mark.parametrize("exercise", [e for e in t.exercises() if t.expected(e).get("visible")])
+def test_every_function_a_recorded_chapter_shows_is_recorded(exercise):
+    """The functions the chapter's visible cells define that fit the starter are exactly those the
+    expected file names (``make record`` refuses to record a chapter that shows one more)."""
+    spec = t.expected(exercise)
+    for stem in spec["visible"]:
+        named = {e["source"].rpartition(":")[2] for e in spec["solutions"].values()
+                 if e["source"].startswith(f"notebooks/{stem}.ipynb:visible:")}
+        assert set(visible_functions(stem, spec["starter"])) == named, stem
+
+
+def test_sanitizing_sets_aside_only_the_cursors_and_a_stopped_calls_length():
+    line = '{"jsonrpc":"2.0","id":2,"result":{"nextCursor":"KAggq0qohfm8ws7s","tools":[]}}'
+    text = json.dumps({"wire": [["←", line], ["→", line.replace("result", "params")]], "wire_frames": 4321})
+    assert t.sanitized(text) == text.replace("KAggq0qohfm8ws7s", "<cursor 0>").replace("4321", '"N"')
+    assert t.sanitized(json.dumps({"value": ["alpha"]})) == json.dumps({"value": ["alpha"]})

@@ -1,0 +1,29 @@
+"""A recording cannot drift silently: re-recorded on the real servers, it is the committed one.
+
+The reference and a wrong solution of chapter 2's exercise are recorded again into a temporary
+folder (``make record``'s own code) and compared, solution by solution, with
+``fixtures/grading/transcripts/walk_restart.json``, once the servers' random cursors and the
+length of a stopped call's wire are set aside (``transcripts.sanitized``)."""
+import json
+
+import pytest
+
+from course_lib.tooling import transcripts as t
+from course_lib.tooling.record import record
+
+pytestmark = pytest.mark.anyio
+AGAIN = ["reference", "keeps_the_refused_pages"]  # every row of the battery, and a wrong restart
+
+
+async def test_a_recording_made_again_is_the_committed_one(tmp_path):
+    path = await record("walk_restart", tmp_path, AGAIN)
+    again = json.loads(path.read_text(encoding="utf-8"))["solutions"]
+    committed = t.recording("walk_restart")["solutions"]
+    assert list(again) == AGAIN
+    # the sanitizing itself: tests/inprocess/test_transcripts_unit.py
+    for label in AGAIN:
+        assert again[label]["fingerprint"] == committed[label]["fingerprint"], f"{label}: re-record with make record"
+        text = t.sanitized(json.dumps(again[label], indent=1))
+        assert text == t.sanitized(json.dumps(committed[label], indent=1)), f"{label} recorded differently now"
+        assert "<cursor 0>" in text, "the cursors are the servers' own, set aside by name"
+
