@@ -40,7 +40,7 @@ import anyio
 from course_lib.audit import cursors, dying, eras, frames, launch, lists, resources, specschema, tools, toolschema
 from course_lib.audit.report import Line, Report
 from course_lib.audit.resources import read_canonical, read_missing, read_spellings
-from course_lib.audit.session import Context, Target, in_sessions
+from course_lib.audit.session import Context, Target, in_sessions, more_time
 from course_lib.audit.tools import answer_kind
 from course_lib.protocol import AUTO, LEGACY, MODERN_VERSION
 
@@ -113,17 +113,45 @@ async def audit(argv: Sequence[str] = (), env: dict[str, str] | None = None, cwd
     async def dying_probe() -> None:
         died[0] = await jobs.run(3, dying.run, ctx)
 
+    found, answered = {}, {1: anyio.Event(), 2: anyio.Event()}  # the era probes' verdicts, as they come
+    walked = {LEGACY: anyio.Event(), MODERN_VERSION: anyio.Event()}  # an era's list walk has ended
+
+    async def era_probe(slot: int, e: str, probe) -> None:
+        """The era probe of ``e``; on an era the audit goes on with (``auto``: the legacy era only if
+        the 2026-07-28 era is not spoken), the era's list walk follows on the same process."""
+        walk = None
+
+        async def then(wire) -> None:
+            nonlocal walk
+            found[slot] = True
+            answered[slot].set()
+            if era == AUTO and e == LEGACY and want_modern:
+                await answered[2].wait()
+                if found.get(2):
+                    return
+            walk = lists.Walk(ctx, e, jobs.slot(_slot(e, 0)))
+            more_time(wire, ctx.budget)
+            await walk.on(wire)
+
+        then.failed = lambda exc: walk is not None and walk.failed(exc)
+        try:
+            found[slot] = await jobs.run(slot, lambda ctx, report: probe(ctx, report, then), ctx)
+        finally:
+            answered[slot].set()
+            walked[e].set()
+
     async def eras_then_the_rest(group) -> None:
-        found = {}
-        async with anyio.create_task_group() as eras_group:
-            for slot, wanted, probe in ((1, want_legacy, eras.legacy), (2, want_modern, eras.modern)):
-                if wanted:
-                    eras_group.start_soon(_keep, found, slot, jobs.run(slot, probe, ctx))
-            if named:  # the others after the era probes, which gate the rest (the dying probe last)
-                group.start_soon(_cancellable, unspoken, jobs.run(_slot(named, 2), frames.run, ctx, named))
-            group.start_soon(launch_first)
-            if stdio:
-                group.start_soon(dying_probe)
+        for slot, wanted, e, probe in ((1, want_legacy, LEGACY, eras.legacy), (2, want_modern, MODERN_VERSION, eras.modern)):
+            if wanted:
+                group.start_soon(era_probe, slot, e, probe)
+        if named:  # the others after the era probes, which gate the rest (the dying probe last)
+            group.start_soon(_cancellable, unspoken, jobs.run(_slot(named, 2), frames.run, ctx, named))
+        group.start_soon(launch_first)
+        if stdio:
+            group.start_soon(dying_probe)
+        for slot, wanted in ((1, want_legacy), (2, want_modern)):
+            if wanted:
+                await answered[slot].wait()
         legacy_ok, modern_ok = found.get(1), found.get(2, False)
         if not (legacy_ok or modern_ok):  # no era answered: the launch probe says whether the reply was late
             await launched.wait()
@@ -145,7 +173,7 @@ async def audit(argv: Sequence[str] = (), env: dict[str, str] | None = None, cwd
         for e in run:
             if e != named:
                 group.start_soon(jobs.run, _slot(e, 2), frames.run, ctx, e)
-            group.start_soon(_listed_then_probed, jobs, _slot(e, 0), ctx, e)
+            group.start_soon(_walked_then_probed, jobs, _slot(e, 0), ctx, e, walked[e])
 
     async with anyio.create_task_group() as group:
         group.start_soon(eras_then_the_rest, group)
@@ -181,10 +209,11 @@ async def _keep(found: dict, slot: int, result) -> None:
     found[slot] = await result
 
 
-async def _listed_then_probed(jobs: "_Jobs", slot: int, ctx: Context, era: str) -> None:
-    """The list probe of ``era``, then the cursor, URI and tool probes on one server process (none
-    needs a fresh one; a probe that ends its process leaves the next a fresh one)."""
-    await jobs.run(slot, lists.run, ctx, era)
+async def _walked_then_probed(jobs: "_Jobs", slot: int, ctx: Context, era: str, walked: anyio.Event) -> None:
+    """Once the era probe's process has walked the lists of ``era``, the cursor, URI and tool probes
+    on one server process of their own (none needs a fresh one; the cursors need another process
+    than the walk's; a probe that ends its process leaves the next a fresh one)."""
+    await walked.wait()
     await jobs.run(slot + 1, lambda ctx, era, report: in_sessions(
         ctx, era, report, [probe.work(ctx, era) for probe in (cursors, resources, tools)]), ctx, era)
 
@@ -197,8 +226,13 @@ class _Jobs:
         self.argv, self.era, self.outputs = argv, era, {}
         self.limiter = anyio.CapacityLimiter(PARALLEL)
 
-    async def run(self, slot: int, function, *args):
+    def slot(self, slot: int) -> Report:
+        """The lines of ``slot``, for a probe that runs on another probe's process."""
         out = self.outputs[slot] = Report(self.argv, self.era)
+        return out
+
+    async def run(self, slot: int, function, *args):
+        out = self.slot(slot)
         async with self.limiter:
             return await function(*args, out)
 

@@ -91,6 +91,7 @@ async def probe(ctx: Context, era: str, *, exit_grace: float | None = None,
                    exit_grace=ctx.exit_grace if exit_grace is None else exit_grace)
     try:
         with anyio.move_on_after(budget) as scope:
+            wire.probe_scope = scope  # ``more_time`` gives a second probe on this session its own budget
             try:
                 await wire.__aenter__()
                 try:
@@ -122,6 +123,11 @@ async def probe(ctx: Context, era: str, *, exit_grace: float | None = None,
         if wire.exit is not None and wire.exit.forced:
             ctx.forced += 1
         ctx.leftovers.extend(wire.swept)
+
+
+def more_time(wire, seconds: float) -> None:
+    """Another probe goes on on ``wire``'s session: its budget grows by ``seconds``."""
+    wire.probe_scope.deadline = max(wire.probe_scope.deadline, anyio.current_time() + seconds)
 
 
 @dataclass
