@@ -138,12 +138,14 @@ class Work:
     subject: str
     body: Callable[[LineClient, object], Awaitable[None]]
     where: Callable[[], str] = lambda: ""
+    budget: float | None = None  # seconds, when not the probe budget
 
 
-async def in_sessions(ctx: Context, era: str, report, works: list[Work | None]) -> None:
+async def in_sessions(ctx: Context, era: str, report, works: list[Work | None], last: Work | None = None) -> bool:
     """The ``works`` one after another on one server process (a probe that needs no fresh one reuses
     it); after a work whose session ended early, the next starts a fresh process. Each work has the
-    probe budget."""
+    probe budget. ``last``: a probe that goes on on the process once every work is done, with a budget
+    of its own (``last.budget``); True if it did (False: no process was left to it)."""
     pending = [work for work in works if work is not None]
     while pending:
         try:
@@ -151,10 +153,18 @@ async def in_sessions(ctx: Context, era: str, report, works: list[Work | None]) 
                 while pending:
                     await pending[0].body(wire, report)
                     pending.pop(0)
+                if last is not None:
+                    more_time(wire, last.budget or ctx.budget)
+                    pending.append(last)
+                    await last.body(wire, report)
+                    return True
         except ProbeFailed as exc:
             work = pending.pop(0)
             report.add("probe.ended", "FAIL", PROBE_ENDED, era, f"{work.where()}{exc.check}: {exc.message}",
                        work.subject)
+            if work is last:
+                return True
+    return False
 
 
 def error_of(reply: dict) -> dict | None:
