@@ -98,13 +98,15 @@ async def audit(argv: Sequence[str] = (), env: dict[str, str] | None = None, cwd
     # Each probe starts as soon as what it needs is known: the era probes first (every later probe
     # starts from them), the launch probe beside them; per era the list walk on the era probe's
     # process, then on a process of their own the probes that start from what it listed, and (stdio)
-    # the frame probe last. The dying probe goes on one era probe's process after its walk (a fresh
-    # one when none is left to it). The lines keep card order.
+    # the frame probe last (an era asked for by name: that process starts at once, beside the era
+    # probe, and waits for the walk). The dying probe goes on one era probe's process after its walk
+    # (a fresh one when none is left to it). The lines keep card order.
     # Over HTTP the frame probe has a session of its own; the era whose frames are probed whenever it
     # is spoken (an era asked for by name; the legacy era of ``all``) starts it at once, beside the era
     # probes, and its lines are dropped if the era probe finds the era not spoken.
     stdio = url is None  # the checks of a process the audit starts: none over HTTP
     named = None if stdio else era if era in (LEGACY, MODERN_VERSION) else LEGACY if era == "all" else None
+    early = stdio and era in (LEGACY, MODERN_VERSION)
     jobs, ran, unspoken = Jobs(argv, era), [], anyio.CancelScope()  # the latter ends a frame probe started for nothing
     launched, died = anyio.Event(), [("INFO", "not probed") if stdio else None]
     decided = Report(argv, era)  # era.auto and the era lines an era asked for by name changes
@@ -178,6 +180,8 @@ async def audit(argv: Sequence[str] = (), env: dict[str, str] | None = None, cwd
                 group.start_soon(era_probe, slot, e, probe)
         if named:  # the others after the era probes, which gate the rest (the dying probe last)
             group.start_soon(cancellable, unspoken, jobs.run(slot_of(named, 2), frames.run, ctx, named))
+        if early:  # an era asked for by name, on stdio: the process of the probes after the walk starts now
+            group.start_soon(chain, jobs, slot_of(era, 0), ctx, era, walked[era], stdio, walks)
         group.start_soon(launch_first)
         if stdio:
             group.start_soon(dying_probe)
@@ -205,7 +209,8 @@ async def audit(argv: Sequence[str] = (), env: dict[str, str] | None = None, cwd
         for e in run:
             if e != named and not stdio:
                 group.start_soon(jobs.run, slot_of(e, 2), frames.run, ctx, e)
-            group.start_soon(chain, jobs, slot_of(e, 0), ctx, e, walked[e], stdio)
+            if not early:
+                group.start_soon(chain, jobs, slot_of(e, 0), ctx, e, walked[e], stdio)
 
     async with anyio.create_task_group() as group:
         group.start_soon(eras_then_the_rest, group)

@@ -25,15 +25,27 @@ async def cancellable(scope: anyio.CancelScope, job) -> None:
         await job
 
 
-async def chain(jobs: "Jobs", slot: int, ctx: Context, era: str, walked: anyio.Event, stdio: bool) -> None:
+async def chain(jobs: "Jobs", slot: int, ctx: Context, era: str, walked: anyio.Event, stdio: bool,
+                walks: dict | None = None) -> None:
     """Once the era probe's process has walked the lists of ``era``, the cursor, URI and tool probes
     on one server process of their own (none needs a fresh one; the cursors need another process
     than the walk's; a probe that ends its process leaves the next a fresh one); on stdio the frame
-    probe last on the same process (on a process of its own when none is left to it)."""
-    await walked.wait()
+    probe last on the same process (on a process of its own when none is left to it).
+    ``walks`` (an era asked for by name): the process starts at once, beside the era probe, and its
+    probes begin when the walk has ended (nothing when the era is not walked: ``walks[era]``)."""
+    def works() -> list:
+        return [probe.work(ctx, era) for probe in (cursors, resources, tools)]
+
+    async def ready() -> list | None:
+        await walked.wait()
+        return works() if walks.get(era) else None
+
+    if walks is None:
+        await walked.wait()
     last = frames.work(ctx, era, jobs.slot(slot + 2)) if stdio else None
-    if not await jobs.run(slot + 1, lambda ctx, era, report: in_sessions(
-            ctx, era, report, [probe.work(ctx, era) for probe in (cursors, resources, tools)], last), ctx, era) and last:
+    done = await jobs.run(slot + 1, lambda ctx, era, report: in_sessions(
+        ctx, era, report, [] if walks is not None else works(), last, ready if walks is not None else None), ctx, era)
+    if done is False and last:
         await jobs.run(slot + 2, frames.run, ctx, era)
 
 

@@ -141,15 +141,24 @@ class Work:
     budget: float | None = None  # seconds, when not the probe budget
 
 
-async def in_sessions(ctx: Context, era: str, report, works: list[Work | None], last: Work | None = None) -> bool:
+async def in_sessions(ctx: Context, era: str, report, works: list[Work | None], last: Work | None = None,
+                      ready: Callable[[], Awaitable[list[Work | None] | None]] | None = None) -> bool | None:
     """The ``works`` one after another on one server process (a probe that needs no fresh one reuses
     it); after a work whose session ended early, the next starts a fresh process. Each work has the
     probe budget. ``last``: a probe that goes on on the process once every work is done, with a budget
-    of its own (``last.budget``); True if it did (False: no process was left to it)."""
-    pending = [work for work in works if work is not None]
-    while pending:
+    of its own (``last.budget``); True if it did (False: no process was left to it).
+    ``ready``: the first process starts at once, and the works are what ``ready()`` returns once it
+    may go on (None: nothing to do, the process ends unused, and so does this, returning None); a
+    process that ends before its works begin leaves them a fresh one."""
+    pending = None if ready else [work for work in works if work is not None]
+    while pending is None or pending:
         try:
-            async with probe(ctx, era, budget=ctx.budget * len(pending)) as wire:
+            async with probe(ctx, era, budget=ctx.budget * max(len(pending or ()), 2)) as wire:
+                if pending is None:
+                    pending = await _ready(ready)
+                    if pending is None:
+                        return None
+                    more_time(wire, ctx.budget * len(pending))
                 while pending:
                     await pending[0].body(wire, report)
                     pending.pop(0)
@@ -159,12 +168,22 @@ async def in_sessions(ctx: Context, era: str, report, works: list[Work | None], 
                     await last.body(wire, report)
                     return True
         except ProbeFailed as exc:
+            if pending is None:  # the early process ended before its works began
+                pending = await _ready(ready)
+                if pending is None:
+                    return None
+                continue
             work = pending.pop(0)
             report.add("probe.ended", "FAIL", PROBE_ENDED, era, f"{work.where()}{exc.check}: {exc.message}",
                        work.subject)
             if work is last:
                 return True
     return False
+
+
+async def _ready(ready) -> list[Work] | None:
+    works = await ready()
+    return None if works is None else [work for work in works if work is not None]
 
 
 def error_of(reply: dict) -> dict | None:
