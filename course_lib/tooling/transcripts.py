@@ -169,6 +169,23 @@ def judge_bundles(s, outcome: o.Outcome):
     return judge_bundle(s, outcome, oracle=revisions(), latest_hint=read_spec("bundles")["latest_hint"])
 
 
+def judge_tool_result(s, outcome: o.Outcome):
+    """Chapter 3's judge on a served row's recording: the reply frame to its ``tools/call``."""
+    from course_lib.grading.battery import read_spec, rows_of
+    from course_lib.grading.runner import verdict_of
+    from course_lib.grading.tool_result import BATTERY, judge
+
+    row = rows_of(read_spec(BATTERY))[s.name]
+    call = [f for f in outcome.sent if f.method == "tools/call"][-1]
+    reply = outcome.state["wire"].response_to(call)
+    if reply is None:
+        raise ValueError(f"{s.name}: the recording holds no reply to its tools/call")
+    try:
+        return verdict_of(s, o.judged(None, judge(row["expect"]["answer"], reply.message, row["result"])))
+    except o.Failed as failed:
+        return verdict_of(s, failed.outcome)
+
+
 # -- what a recording depends on --------------------------------------------------------------
 
 def _python_source(path: Path, name: str) -> str:
@@ -197,13 +214,14 @@ def solution_source(source: str) -> str:
     return _notebook_source(ROOT / path) if path.endswith(".ipynb") else _python_source(ROOT / path, name)
 
 
-def fingerprint(entry: dict) -> str:
-    """What a solution's recording depends on, hashed."""
+def fingerprint(entry: dict, depends=()) -> str:
+    """What a solution's recording depends on, hashed (``depends``: more files, such as the harness
+    that serves a served exercise's function)."""
     _, scenarios, _ = load_battery(entry["battery"])
     servers = sorted({s.server for s in scenarios}) + [n.removesuffix(".py") for n in SERVERS_SHARED]
     parts = [solution_source(entry["source"]), fixture("grading", f"{entry['battery']}.json").read_text("utf-8"),
              *((ROOT / "course_lib" / "servers" / f"{n}.py").read_text("utf-8") for n in servers),
-             version("mcp"), json.dumps(entry.get("only"))]
+             *((ROOT / p).read_text("utf-8") for p in depends), version("mcp"), json.dumps(entry.get("only"))]
     digests = "".join(hashlib.sha256(part.encode()).hexdigest() for part in parts)
     return hashlib.sha256(digests.encode()).hexdigest()[:16]
 
@@ -236,8 +254,9 @@ def recording(exercise: str, folder: Path = FOLDER) -> dict:
 def stale(exercise: str, folder: Path = FOLDER) -> list[str]:
     """The solutions whose recording is missing or no longer matches what it depends on."""
     recorded = recording(exercise, folder)["solutions"]
-    return [label for label, entry in expected(exercise, folder)["solutions"].items()
-            if recorded.get(label, {}).get("fingerprint") != fingerprint(entry)]
+    spec = expected(exercise, folder)
+    return [label for label, entry in spec["solutions"].items()
+            if recorded.get(label, {}).get("fingerprint") != fingerprint(entry, spec.get("depends", ()))]
 
 
 def expected_verdict(verdicts: dict, name: str, era: str) -> str:
