@@ -169,23 +169,6 @@ def judge_bundles(s, outcome: o.Outcome):
     return judge_bundle(s, outcome, oracle=revisions(), latest_hint=read_spec("bundles")["latest_hint"])
 
 
-def judge_tool_result(s, outcome: o.Outcome):
-    """Chapter 3's judge on a served row's recording: the reply frame to its ``tools/call``."""
-    from course_lib.grading.battery import read_spec, rows_of
-    from course_lib.grading.runner import verdict_of
-    from course_lib.grading.tool_result import BATTERY, judge
-
-    row = rows_of(read_spec(BATTERY))[s.name]
-    call = [f for f in outcome.sent if f.method == "tools/call"][-1]
-    reply = outcome.state["wire"].response_to(call)
-    if reply is None:
-        raise ValueError(f"{s.name}: the recording holds no reply to its tools/call")
-    try:
-        return verdict_of(s, o.judged(None, judge(row["expect"]["answer"], reply.message, row["result"])))
-    except o.Failed as failed:
-        return verdict_of(s, failed.outcome)
-
-
 # -- what a recording depends on --------------------------------------------------------------
 
 def _python_source(path: Path, name: str) -> str:
