@@ -9,7 +9,8 @@ servers and writes ``<exercise>.json``: per solution, its ``fingerprint`` and ev
 (``encode``), with the whole wire of its lab. ``decode`` rebuilds the ``Outcome`` a judge reads.
 
 A recording is stale when the fingerprint of what it depends on (the solution's source, the battery,
-the servers' source files, the SDK's version) no longer matches: ``stale`` names it.
+the servers' source files, the files its expected file's ``depends`` names, the SDK's version) no
+longer matches: ``stale`` names it.
 """
 from __future__ import annotations
 
