@@ -271,7 +271,7 @@ async def main(args: argparse.Namespace) -> None:
     elif "audit" in parts:
         await bench_audit(max(2, args.rounds // 2), everything=not args.in_tree)
     forkserver.shutdown()
-    if "suite" in parts and args.suite:
+    if "suite" in parts and args.suite and not args.against:  # the pair times this tree already
         bench_suite(cold=False)
     if "suite" in parts and args.cold_suite:
         bench_suite(cold=True)
