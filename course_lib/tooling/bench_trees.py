@@ -25,10 +25,7 @@ from typing import Iterator
 from course_lib._runtime import fastlaunch as forkserver
 from course_lib.paths import ROOT
 
-# set-up output, not in git (the decks' reveal.js, the hub's proxy and the students' interpreters too,
-# so the revision's deck and classroom tests run as they do here)
-BUILT = (".venv-sdk129", ".venv-servers", ".venv-classroom", "fixtures/peers/node_modules",
-         "fixtures/slides/node_modules", "fixtures/classroom/node_modules")
+BUILT = (".venv-sdk129", ".venv-servers", "fixtures/peers/node_modules")  # set-up output, not in git
 AUDIT_ROW = re.compile(r"^\s+(\S.*\(\S+\))\s+([\d.]+) ms\s+([\d.]+) ms\s+([\d.]+)\s*$")
 
 
@@ -68,7 +65,6 @@ def timed_run(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[s
 def trees(ref: str) -> Iterator[dict[str, Path]]:
     """``{"this tree": ROOT, ref: its unpacked tree}``, the latter removed at the end."""
     with tempfile.TemporaryDirectory(prefix="course-bench-") as tmp:
-        os.chmod(tmp, 0o755)  # the classroom's students must reach the course (as in any checkout)
         base = Path(tmp) / "base"
         base.mkdir()
         archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True)
