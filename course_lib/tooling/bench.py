@@ -12,7 +12,7 @@
    ratio, and a whole audit of the pinned ``server-everything``; with ``--against REF`` each tree's
    own audit part, one after the other in the same run, and the two tables side by side
    (``make bench BENCH_ARGS="--only audit --against main"``, :mod:`course_lib.tooling.bench_trees`);
-5. suite: wall time of ``pytest -n 2`` over tests/ and notebooks/ without the portable selection,
+5. suite: wall time of ``pytest -n N`` (make test's N) over tests/ and notebooks/ without the portable selection,
    as ``make test`` runs it (skip with ``--no-suite``);
    with ``--against REF`` (a git revision, e.g. ``main``) the same pytest part of ``make test``
    on REF's tree as well, one after the other in the same run, so "no slower than before" is a
@@ -50,7 +50,7 @@ from course_lib.walker import walk
 from course_lib.labs import connect
 from course_lib.paths import ROOT
 from course_lib.tooling import bench_trees
-from course_lib.tooling.bench_trees import load, not_portable, timed_run
+from course_lib.tooling.bench_trees import load, not_portable, timed_run, workers
 
 
 PARTS = ("launch", "walk", "audit", "suite", "classroom")
@@ -245,12 +245,12 @@ async def bench_audit(rounds: int, everything: bool = True) -> None:
 
 def bench_suite(cold: bool) -> None:
     label = "COURSE_FAST_LAUNCH=0 (every server cold)" if cold else "fast launch"
-    print(f"== suite: pytest -n 2 over tests/ and notebooks/, {label}   (before: {load()})")
+    print(f"== suite: pytest -n {workers(ROOT)} over tests/ and notebooks/, {label}   (before: {load()})")
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1")
     env.pop(forkserver.SWITCH, None)
     if cold:
         env[forkserver.SWITCH] = "0"
-    done, wall, cpu = timed_run([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider",
+    done, wall, cpu = timed_run([sys.executable, "-m", "pytest", "-n", workers(ROOT), "-q", "-p", "no:cacheprovider",
                                  *not_portable(ROOT)], env)
     summary = [line for line in done.stdout.splitlines() if line.strip()][-1:] or ["(no output)"]
     print(f"   wall {wall:6.1f} s   exit {done.returncode}   {summary[0].strip('= ')}   ({load()})")
@@ -271,7 +271,7 @@ async def main(args: argparse.Namespace) -> None:
     elif "audit" in parts:
         await bench_audit(max(2, args.rounds // 2), everything=not args.in_tree)
     forkserver.shutdown()
-    if "suite" in parts and args.suite:
+    if "suite" in parts and args.suite and not args.against:  # the pair times this tree already
         bench_suite(cold=False)
     if "suite" in parts and args.cold_suite:
         bench_suite(cold=True)

@@ -43,6 +43,13 @@ def not_portable(tree: Path) -> list[str]:
     return []
 
 
+def workers(tree: Path) -> str:
+    """The ``-n`` of the pytest part of the tree's ``make test`` (2 if it names none)."""
+    recipe = (tree / "Makefile").read_text().split("\ntest:", 1)[-1].split("\n\n", 1)[0]
+    found = re.search(r"-m pytest -n (\d+)", recipe)
+    return found[1] if found else "2"
+
+
 def timed_run(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[subprocess.CompletedProcess, float, float]:
     """Run ``argv``; return it with its wall time and the CPU time of its whole process tree."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -81,16 +88,18 @@ def _alternating(names: list[str], i: int) -> list[str]:
 
 def suite_against(ref: str, pairs: int) -> None:
     """The pytest part of ``make test`` on this tree and on ``ref``'s, in alternating order."""
-    print(f"== suite side by side: pytest -n 2 on this tree and on {ref}, {pairs} pair(s)   ({load()})")
+    print(f"== suite side by side: pytest on this tree and on {ref}, each with its make test's -n, "
+          f"{pairs} pair(s)   ({load()})")
     with trees(ref) as both:
         walls: dict[str, list[float]] = {name: [] for name in both}
         for i in range(pairs):
             for name in _alternating(list(both), i):
-                done, wall, cpu = timed_run([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider",
+                n = workers(both[name])
+                done, wall, cpu = timed_run([sys.executable, "-m", "pytest", "-n", n, "-q", "-p", "no:cacheprovider",
                                              *not_portable(both[name])], _env(both[name]), cwd=both[name])
                 walls[name].append(wall)
                 summary = [line for line in done.stdout.splitlines() if line.strip()][-1:] or ["(no output)"]
-                print(f"   {name:>12}: wall {wall:6.1f} s   cpu {cpu:6.1f} s   exit {done.returncode}   "
+                print(f"   {name:>12}: -n {n}  wall {wall:6.1f} s   cpu {cpu:6.1f} s   exit {done.returncode}   "
                       f"{summary[0].strip('= ')}   ({load()})")
     now, before = statistics.median(walls["this tree"]), statistics.median(walls[ref])
     print(f"   ratio this tree / {ref}: {now / before:.3f} (median wall times)")

@@ -31,6 +31,7 @@ The classroom needs a Linux machine and root (it makes system users); elsewhere 
 """
 from __future__ import annotations
 
+import fcntl
 import html
 import json
 import os
@@ -216,8 +217,16 @@ def _pip(python: Path, constraints: Path, version: str, site: Path | None, *args
 def install() -> None:
     """Build ``.venv-classroom`` from an interpreter every student may run: the course's pins and
     JupyterHub's single-user server, and copies of the SDK 1.29.0 and chapter 07 interpreters in
-    it (``PEER_VENVS``); idempotent, and nothing is fetched while the pins are unchanged."""
+    it (``PEER_VENVS``); idempotent, and nothing is fetched while the pins are unchanged. One
+    install at a time: a second caller (the classroom's test while CI installs beside the suite)
+    waits for the first, then finds it done."""
     require_platform()
+    with open(ROOT / ".venv-classroom.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        _install()
+
+
+def _install() -> None:
     python, stamp = VENV / "bin" / "python", VENV / ".installed"
     pins = [ROOT / "pyproject.toml", *(ROOT / lock for lock in
                                        (".ci/constraints.txt", *(entry[2] for entry in PEER_VENVS)))]

@@ -227,8 +227,9 @@ def exported(path: Path) -> Path:
             shutil.rmtree(fresh, ignore_errors=True)
     target = folder / f"{path.stem}-{_digest(path.read_bytes())}.slides.html"
     if not target.exists():
-        for stale in folder.glob(f"{path.stem}-*.slides.html"):
-            stale.unlink(missing_ok=True)
+        for stale in folder.glob(f"{path.stem}-*.slides.html"):  # not the target another process just made
+            if stale != target:
+                stale.unlink(missing_ok=True)
         partial = target.with_suffix(f".{os.getpid()}.part")
         partial.write_text(render(deck_nb(path), path.stem), encoding="utf-8")
         os.replace(partial, target)

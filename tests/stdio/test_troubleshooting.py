@@ -252,8 +252,8 @@ def test_missing_widget_model():
     """The cause never ships; the symptom is reproduced in a real browser by ``make test``'s smoke.
 
     The browser half (JupyterLab + Chromium, about 20 s of CPU) runs once per ``make test``,
-    after pytest, as ``browser-check``'s stale-widget probe; ``passed`` fails the smoke unless
-    the page shows exactly this error.
+    beside pytest (``test-beside``), as ``browser-check``'s stale-widget probe; ``passed`` fails
+    the smoke unless the page shows exactly this error.
     """
     import nbformat
 
@@ -266,8 +266,9 @@ def test_missing_widget_model():
             for output in cell.get("outputs", []):
                 assert WIDGET_VIEW not in output.get("data", {}), f"{path.name} stores a widget view"
     # The smoke in `make test` runs the probe (it is not switched off there) ...
-    recipe = (ROOT / "Makefile").read_text(encoding="utf-8").split("\ntest:", 1)[1].split("\n\n", 1)[0]
-    assert "browser-check" in recipe and "--no-probe" not in recipe
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    test, beside = (makefile.split(f"\n{target}:", 1)[1].split("\n\n", 1)[0] for target in ("test", "test-beside"))
+    assert "test-beside" in test and "browser-check" in beside and "--no-probe" not in test + beside
     # ... and a probe that shows anything else fails the smoke.
     clean = {"results": [], "left": []}
     assert passed({**clean, "probe": MISSING_MODEL})
