@@ -64,13 +64,11 @@ def _hint(s: Scenario, row: dict) -> str:
 
 def judge_refresh_refusal(expected: str | None, outcome: o.Outcome) -> tuple[bool, str, str | None]:
     """A refresh that raised: only the refusal the chapters teach passes, and only where expected."""
-    error = outcome.error
-    if isinstance(error, CatalogError):  # (a typed error: only ever in a REFUSED outcome)
-        ok = expected == error.reason
-        return ok, f"refused: {error_line(error)}", None if ok else o.WRONG_REFUSAL
-    if outcome.kind == o.REFUSED:
-        return False, o.describe(o.crashed(error)), o.CRASH
-    return False, o.describe(outcome), o.failure_of(outcome)
+    observed = _answer(outcome, CatalogError)
+    if isinstance(outcome.error, CatalogError):
+        ok = expected == outcome.error.reason
+        return ok, observed, None if ok else o.WRONG_REFUSAL
+    return False, observed, o.CRASH if outcome.kind == o.REFUSED else o.failure_of(outcome)
 
 
 def judge_refresh(s: Scenario, outcome: o.Outcome, hint: str, untouched_hint: str) -> Verdict:
@@ -146,12 +144,11 @@ def _documents() -> dict[str, str]:
     return {data["base"] + quote(name, safe=""): text for name, text in data["documents"].items()}
 
 
-def _answer(answer: o.Outcome) -> str:
-    if isinstance(answer.error, CheckFailed):  # (a typed error: only ever in a REFUSED outcome)
+def _answer(answer: o.Outcome, taught: type = CheckFailed) -> str:
+    """What a call did in one line: the refusal the chapters teach (``taught``), any other error a crash."""
+    if isinstance(answer.error, taught):  # (a typed error: only ever in a REFUSED outcome)
         return f"refused: {error_line(answer.error)}"
-    if answer.kind in (o.REFUSED, o.CRASHED):
-        return o.describe(o.crashed(answer.error))
-    return o.describe(answer)
+    return o.describe(o.crashed(answer.error) if answer.kind == o.REFUSED else answer)
 
 
 def judge_reads(s: Scenario, row: dict, answers: dict[str, o.Outcome], reads: list, allowed: set,
