@@ -136,15 +136,12 @@ async def _run_child(directory: Path, files: list[str], mode: str, budget: float
     """Replay ``files`` in one interpreter: ``(outcome, replies checked)`` per file (``HUNG`` without an answer)."""
     argv = child_argv("-m", __name__, "replay", str(directory), optimize=mode == "-O")
     rows: dict[str, tuple] = {}
-    lines: list[str] = []
+    out = b""
     async with started_server(argv, prefix="course-envelope-child-") as process:
-        buffer = b""
         with anyio.move_on_after(budget * 4 * len(files) + 60):
             async for chunk in process.stdout:
-                buffer += chunk
-                *done, buffer = buffer.split(b"\n")
-                lines += [line.decode() for line in done if line.strip()]
-    for line in lines:
+                out += chunk
+    for line in (line.decode() for line in out.split(b"\n")[:-1] if line.strip()):  # each finished line
         row = json.loads(line)
         if "import_error" in row:
             crash = o.crash_from(row["import_error"])
