@@ -17,7 +17,7 @@ from course_lib.display import Table, error_line
 from course_lib.errors import CatalogError, CheckFailed
 from course_lib.protocol import BOTH_ERAS
 from course_lib.grading import audited_server, outcome as o
-from course_lib.grading.battery import Scenario, describe_expectation, load_battery, select
+from course_lib.grading.battery import Scenario, describe_expectation, hint_in_era, load_battery, select
 from course_lib.grading.budget import call_student, observe
 from course_lib.grading.bundle_judge import judge_bundle, prepare_before, revisions
 from course_lib.grading.core import judge_names
@@ -56,10 +56,6 @@ async def _probe(lab, tool: str) -> str:
     except Exception as exc:  # a rejection by the client, or a refusal of the server
         return f"rejects {tool}: {error_line(exc)}"
     return f"accepts {tool} -> {json.dumps(result.structured_content)}"
-
-
-def _hint(s: Scenario, row: dict) -> str:
-    return row.get("legacy_hint", s.hint) if s.era == "legacy" else s.hint
 
 
 def judge_refresh_refusal(expected: str | None, outcome: o.Outcome) -> tuple[bool, str, str | None]:
@@ -134,7 +130,7 @@ async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, bu
                  if f.direction == "→" and f.method == "tools/list" and f.params.get("cursor") is None)
     outcome = outcome.with_wire((), touched=touched, changed=changed, validated=validated, now=now,
                                 opened=len(opened), page_1=page_1)
-    return judge_refresh(s, outcome, _hint(s, row), spec["untouched_hint"])
+    return judge_refresh(s, outcome, hint_in_era(s, row), spec["untouched_hint"])
 
 
 def _documents() -> dict[str, str]:
@@ -197,7 +193,7 @@ async def _run_read(student: Callable, s: Scenario, row: dict, spec: dict, budge
             if answers[uri].kind == o.HUNG:
                 built = o.hung(budget, "not asked: an earlier read did not return")
     reads = [f.params.get("uri") for f in lab.wire.frames[mark:] if f.direction == "→" and f.method == "resources/read"]
-    return judge_reads(s, row, answers, reads, set(spec["allowed"]), _documents(), _hint(s, row))
+    return judge_reads(s, row, answers, reads, set(spec["allowed"]), _documents(), hint_in_era(s, row))
 
 
 RUNS = {"refresh": _run_refresh, "read": _run_read}
@@ -211,8 +207,11 @@ def _bundle_row(student: Callable, ex: Exercise) -> Callable:
         client = await call_student(student, lab, list(ex.spec["allowed"]))
         return await call_student(client.bundle)
 
-    return student_row(ex, call, lambda s, outcome: judge_bundle(
-        replace(s, hint=_hint(s, ex.rows[s.name])), outcome, oracle=oracle, latest_hint=ex.spec["latest_hint"]))
+    def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
+        hint = hint_in_era(s, ex.rows[s.name])
+        return judge_bundle(replace(s, hint=hint), outcome, oracle=oracle, latest_hint=ex.spec["latest_hint"])
+
+    return student_row(ex, call, judge)
 
 
 class CapstoneCard(Scorecard):
@@ -253,7 +252,7 @@ async def grade_capstone(student: Callable, *servers: Callable, battery: str = "
     async def row(s: Scenario, lab) -> Verdict:
         task = rows[s.name]["task"]
         verdict = await (bundle(s, lab) if task == "bundle" else RUNS[task](student, s, rows[s.name], spec, ex.budget))
-        if verdict.failure == o.CRASH and verdict.scenario.hint == _hint(s, rows[s.name]):
+        if verdict.failure == o.CRASH and verdict.scenario.hint == hint_in_era(s, rows[s.name]):
             # no rule broken on the wire: the crash is the failure
             return replace(verdict, scenario=replace(verdict.scenario, hint=spec["crash_hint"]))
         return verdict
