@@ -2,7 +2,9 @@
 
 ``report = await audit(["python", "-m", "my_server"])`` starts the command as a real stdio server,
 once per probe that needs a fresh process (each its own process group, its own budget, gone when
-the probe ends; the cursor, URI and tool probes of an era share one process), and
+the probe ends): the launch probe; per era the era probe, its list walk after it and (on one era's
+process) the dying client; per era the cursor, URI and tool probes, then the malformed frames. A
+probe that ends its process leaves the next a fresh one. It
 returns a ``Report``: lines of PASS / WARN / FAIL / INFO, each naming the rule it rests on.
 ``python -m course_lib.audit -- CMD ARGS…`` prints the same card (``--json`` for machines); its
 exit status is non-zero when a MUST fails. The probes, in order:
@@ -37,17 +39,16 @@ from typing import Sequence
 
 import anyio
 
-from course_lib.audit import cursors, dying, eras, frames, launch, lists, resources, specschema, tools, toolschema
+from course_lib.audit import dying, eras, frames, launch, lists, specschema, toolschema
+from course_lib.audit.jobs import PARALLEL, Jobs, cancellable, chain, slot_of
 from course_lib.audit.report import Line, Report
 from course_lib.audit.resources import read_canonical, read_missing, read_spellings
-from course_lib.audit.session import Context, Target, in_sessions
+from course_lib.audit.session import Context, Target, more_time
 from course_lib.audit.tools import answer_kind
 from course_lib.protocol import AUTO, LEGACY, MODERN_VERSION
 
 ERA_CHOICES = (LEGACY, MODERN_VERSION, AUTO, "all")
 BUDGET = 30.0  # seconds per probe
-PARALLEL = 4  # probes (server processes) at a time: a 2-core machine, servers that start in a second;
-# the launch probe, the era probes and the frame probe mostly wait (for input, an exit, a late reply)
 ENVELOPE = "MUST (JSON-RPC 2.0: response objects)"
 # Every check the audit has, in card order; those that can FAIL (each a MUST); those that report one
 # fact by design (always INFO, or a line that exists only when its probe failed).
@@ -95,14 +96,18 @@ async def audit(argv: Sequence[str] = (), env: dict[str, str] | None = None, cwd
     report = Report(argv or [url], era)
     want_legacy, want_modern = era in (LEGACY, AUTO, "all"), era in (MODERN_VERSION, AUTO, "all")
     # Each probe starts as soon as what it needs is known: the era probes first (every later probe
-    # starts from them), the launch and dying probes beside them; then per era the frame probe, and
-    # the list probe followed by the probes that start from what it listed. The lines keep card order.
-    # The era whose frames are probed whenever it is spoken (an era asked for by name; the legacy era
-    # of ``all``): its frame probe starts at once, beside the era probes, and its lines are dropped if
-    # the era probe finds the era not spoken.
-    named = era if era in (LEGACY, MODERN_VERSION) else LEGACY if era == "all" else None
-    jobs, ran, unspoken = _Jobs(argv, era), [], anyio.CancelScope()  # the latter ends a frame probe started for nothing
+    # starts from them), the launch probe beside them; per era the list walk on the era probe's
+    # process, then on a process of their own the probes that start from what it listed, and (stdio)
+    # the frame probe last (an era asked for by name: that process starts at once, beside the era
+    # probe, and waits for the walk). The dying probe goes on one era probe's process after its walk
+    # (a fresh one when none is left to it). The lines keep card order.
+    # Over HTTP the frame probe has a session of its own; the era whose frames are probed whenever it
+    # is spoken (an era asked for by name; the legacy era of ``all``) starts it at once, beside the era
+    # probes, and its lines are dropped if the era probe finds the era not spoken.
     stdio = url is None  # the checks of a process the audit starts: none over HTTP
+    named = None if stdio else era if era in (LEGACY, MODERN_VERSION) else LEGACY if era == "all" else None
+    early = stdio and era in (LEGACY, MODERN_VERSION)
+    jobs, ran, unspoken = Jobs(argv, era), [], anyio.CancelScope()  # the latter ends a frame probe started for nothing
     launched, died = anyio.Event(), [("INFO", "not probed") if stdio else None]
     decided = Report(argv, era)  # era.auto and the era lines an era asked for by name changes
 
@@ -110,20 +115,79 @@ async def audit(argv: Sequence[str] = (), env: dict[str, str] | None = None, cwd
         await (jobs.run(0, launch.run, ctx) if stdio else jobs.run(0, _over_http, LAUNCH_LINES))
         launched.set()
 
+    found, answered = {}, {1: anyio.Event(), 2: anyio.Event()}  # the era probes' verdicts, as they come
+    walked = {LEGACY: anyio.Event(), MODERN_VERSION: anyio.Event()}  # an era's list walk has ended
+    walks, settled = {}, {LEGACY: anyio.Event(), MODERN_VERSION: anyio.Event()}  # whether an era's walk runs
+    carried = []  # the dying probe's verdict, when an era probe's process carried it
+    ended = {LEGACY: anyio.Event(), MODERN_VERSION: anyio.Event()}  # an era probe's process has ended
+
     async def dying_probe() -> None:
-        died[0] = await jobs.run(3, dying.run, ctx)
+        """On a process of its own, unless an era probe's process carried it after its walk."""
+        for e, wanted in ((LEGACY, want_legacy), (MODERN_VERSION, want_modern)):
+            if wanted:
+                await ended[e].wait()
+        if not carried:
+            died[0] = await jobs.run(3, dying.run, ctx)
+
+    async def carries(e: str) -> bool:
+        """The dying probe goes on the legacy era's process when its walk runs, else the other's."""
+        if e == MODERN_VERSION and want_legacy:
+            await settled[LEGACY].wait()
+            return not walks.get(LEGACY)
+        return True
+
+    async def era_probe(slot: int, e: str, probe) -> None:
+        """The era probe of ``e``; on an era the audit goes on with (``auto``: the legacy era only if
+        the 2026-07-28 era is not spoken), the era's list walk follows on the same process, then
+        (stdio) the dying probe, on one era's process (a client that dies after its walk)."""
+        walk, done = None, []
+
+        async def then(wire) -> None:
+            nonlocal walk
+            found[slot] = True
+            answered[slot].set()
+            if era == AUTO and e == LEGACY and want_modern:
+                await answered[2].wait()
+                if found.get(2):
+                    settled[e].set()
+                    return
+            walks[e] = True
+            settled[e].set()
+            walk = lists.Walk(ctx, e, jobs.slot(slot_of(e, 0)))
+            more_time(wire, ctx.budget)
+            await walk.on(wire)
+            done.append(walk)
+            walked[e].set()
+            if stdio and await carries(e):
+                more_time(wire, ctx.budget + ctx.exit_budget)
+                verdict = await dying.on(ctx, wire, e)
+                if verdict is not None:
+                    died[0] = verdict
+                    carried.append(e)
+
+        then.failed = lambda exc: walk is not None and not done and walk.failed(exc)
+        try:
+            found[slot] = await jobs.run(slot, lambda ctx, report: probe(ctx, report, then), ctx)
+        finally:
+            answered[slot].set()
+            walked[e].set()
+            settled[e].set()
+            ended[e].set()
 
     async def eras_then_the_rest(group) -> None:
-        found = {}
-        async with anyio.create_task_group() as eras_group:
-            for slot, wanted, probe in ((1, want_legacy, eras.legacy), (2, want_modern, eras.modern)):
-                if wanted:
-                    eras_group.start_soon(_keep, found, slot, jobs.run(slot, probe, ctx))
-            if named:  # the others after the era probes, which gate the rest (the dying probe last)
-                group.start_soon(_cancellable, unspoken, jobs.run(_slot(named, 2), frames.run, ctx, named))
-            group.start_soon(launch_first)
-            if stdio:
-                group.start_soon(dying_probe)
+        for slot, wanted, e, probe in ((1, want_legacy, LEGACY, eras.legacy), (2, want_modern, MODERN_VERSION, eras.modern)):
+            if wanted:
+                group.start_soon(era_probe, slot, e, probe)
+        if named:  # the others after the era probes, which gate the rest (the dying probe last)
+            group.start_soon(cancellable, unspoken, jobs.run(slot_of(named, 2), frames.run, ctx, named))
+        if early:  # an era asked for by name, on stdio: the process of the probes after the walk starts now
+            group.start_soon(chain, jobs, slot_of(era, 0), ctx, era, walked[era], stdio, walks)
+        group.start_soon(launch_first)
+        if stdio:
+            group.start_soon(dying_probe)
+        for slot, wanted in ((1, want_legacy), (2, want_modern)):
+            if wanted:
+                await answered[slot].wait()
         legacy_ok, modern_ok = found.get(1), found.get(2, False)
         if not (legacy_ok or modern_ok):  # no era answered: the launch probe says whether the reply was late
             await launched.wait()
@@ -143,17 +207,18 @@ async def audit(argv: Sequence[str] = (), env: dict[str, str] | None = None, cwd
         if named not in run:
             unspoken.cancel()
         for e in run:
-            if e != named:
-                group.start_soon(jobs.run, _slot(e, 2), frames.run, ctx, e)
-            group.start_soon(_listed_then_probed, jobs, _slot(e, 0), ctx, e)
+            if e != named and not stdio:
+                group.start_soon(jobs.run, slot_of(e, 2), frames.run, ctx, e)
+            if not early:
+                group.start_soon(chain, jobs, slot_of(e, 0), ctx, e, walked[e], stdio)
 
     async with anyio.create_task_group() as group:
         group.start_soon(eras_then_the_rest, group)
     if named and named not in ran:
-        jobs.outputs.pop(_slot(named, 2))
+        jobs.outputs.pop(slot_of(named, 2))
     for e in ran:  # what the era's probes read, judged against the era's published schema
-        toolschema.run(ctx, e, jobs.outputs[_slot(e, 2)])
-        specschema.run(ctx, e, jobs.outputs[_slot(e, 2)])
+        toolschema.run(ctx, e, jobs.outputs[slot_of(e, 2)])
+        specschema.run(ctx, e, jobs.outputs[slot_of(e, 2)])
     jobs.outputs.setdefault(3, Report(argv, era))  # over HTTP no dying probe: its slot still places what follows
     for slot in sorted(jobs.outputs):
         report.lines.extend(jobs.outputs[slot].lines)
@@ -164,43 +229,6 @@ async def audit(argv: Sequence[str] = (), env: dict[str, str] | None = None, cwd
     report.processes, report.leftovers = ctx.processes, list(ctx.leftovers)
     report.elapsed = time.monotonic() - started
     return report
-
-
-def _slot(era: str, k: int) -> int:
-    """Where the lines of an era's probes go on the card: its lists (0), the probes that start from
-    them (1), its frames (2); the legacy era's before the 2026-07-28 era's, both after the eras."""
-    return 10 + 3 * (era == MODERN_VERSION) + k
-
-
-async def _cancellable(scope: anyio.CancelScope, job) -> None:
-    with scope:
-        await job
-
-
-async def _keep(found: dict, slot: int, result) -> None:
-    found[slot] = await result
-
-
-async def _listed_then_probed(jobs: "_Jobs", slot: int, ctx: Context, era: str) -> None:
-    """The list probe of ``era``, then the cursor, URI and tool probes on one server process (none
-    needs a fresh one; a probe that ends its process leaves the next a fresh one)."""
-    await jobs.run(slot, lists.run, ctx, era)
-    await jobs.run(slot + 1, lambda ctx, era, report: in_sessions(
-        ctx, era, report, [probe.work(ctx, era) for probe in (cursors, resources, tools)]), ctx, era)
-
-
-class _Jobs:
-    """Probes run side by side, at most ``PARALLEL`` server processes at a time (in the order they
-    ask); each writes its lines to its own slot, and the card takes the slots in order."""
-
-    def __init__(self, argv: list[str], era: str):
-        self.argv, self.era, self.outputs = argv, era, {}
-        self.limiter = anyio.CapacityLimiter(PARALLEL)
-
-    async def run(self, slot: int, function, *args):
-        out = self.outputs[slot] = Report(self.argv, self.era)
-        async with self.limiter:
-            return await function(*args, out)
 
 
 def _support(ok: bool | None) -> str:

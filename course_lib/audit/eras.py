@@ -3,12 +3,14 @@
 "Not supported" is its own verdict (INFO, detail ``not supported: …``): a server may speak one era
 only. ``auto`` is what the SDK's ``Client(mode="auto")`` does: ``server/discover`` first, the
 handshake when the server does not know it; its line names the era it lands in. Each probe is a
-process of its own; the capabilities each era reports are kept for the list probe.
+process of its own; on an era the audit goes on with, the era's list walk follows on the same
+process (``then``), with the capabilities the era reported.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
+from course_lib.audit.report import Report
 from course_lib.audit.session import NOT_SUPPORTED_CODES, Context, ProbeFailed, describe_error, error_of, probe
 from course_lib.protocol import LEGACY, LEGACY_VERSION, MODERN_VERSION
 
@@ -19,17 +21,47 @@ ASKED = "MUST (course: a server speaks the era its audit asks for)"
 NOT_SUPPORTED = "not supported"
 
 
-async def legacy(ctx: Context, report) -> bool:
-    """The handshake probe: ``initialize`` + ``notifications/initialized``, then a ``ping``."""
+async def legacy(ctx: Context, report, then=None) -> bool:
+    """The handshake probe: ``initialize`` + ``notifications/initialized``, then a ``ping``; on a
+    supported era, ``then(wire)`` (the era's list walk) on the same session."""
+    return await _era(ctx, report, LEGACY, _handshake, then)
+
+
+async def modern(ctx: Context, report, then=None) -> bool:
+    """The 2026-07-28 probe: ``server/discover`` with the envelope, no handshake; on a supported
+    era, ``then(wire)`` on the same session."""
+    return await _era(ctx, report, MODERN_VERSION, _discover, then)
+
+
+async def _era(ctx: Context, report, era: str, judge, then) -> bool:
+    """One era probe: ``judge`` writes the era's line (kept aside until the session ends); when it
+    says the era is supported, ``then`` runs on the session, and a fault from then on is its own
+    (``then.failed``), not the era's."""
+    judged, ok, walking = Report(report.command, report.era), False, False
     try:
-        async with probe(ctx, LEGACY) as wire:
-            init = wire.exchanges[0].reply
-            # LineClient raised nothing: the reply passed the envelope checks; it may still be an error.
-            ping = await wire.request("ping", {})
+        async with probe(ctx, era) as wire:
+            ok = await judge(ctx, judged, wire)
+            if ok and then is not None:
+                walking = True
+                await then(wire)
     except ProbeFailed as exc:
-        report.add("era.handshake", "FAIL", HANDSHAKE, LEGACY, f"{exc.check}: {exc.message}")
-        ctx.capabilities[LEGACY] = {}
-        return False
+        if not walking:
+            check = "era.handshake" if era == LEGACY else "era.envelope"
+            report.add(check, "FAIL", HANDSHAKE if era == LEGACY else ENVELOPE, era, f"{exc.check}: {exc.message}")
+            if era == LEGACY:
+                ctx.capabilities[LEGACY] = {}
+            return False
+        report.lines.extend(judged.lines)
+        then.failed(exc)
+        return True
+    report.lines.extend(judged.lines)
+    return ok
+
+
+async def _handshake(ctx: Context, report, wire) -> bool:
+    init = wire.exchanges[0].reply
+    # LineClient raised nothing: the reply passed the envelope checks; it may still be an error.
+    ping = await wire.request("ping", {})
     error = error_of(init)
     if error is not None:
         report.add("era.handshake", "INFO", HANDSHAKE, LEGACY, f"{NOT_SUPPORTED}: initialize → {describe_error(error)}")
@@ -49,14 +81,8 @@ async def legacy(ctx: Context, report) -> bool:
     return True
 
 
-async def modern(ctx: Context, report) -> bool:
-    """The 2026-07-28 probe: ``server/discover`` with the envelope, no handshake."""
-    try:
-        async with probe(ctx, MODERN_VERSION) as wire:
-            reply = await wire.request("server/discover", {})
-    except ProbeFailed as exc:
-        report.add("era.envelope", "FAIL", ENVELOPE, MODERN_VERSION, f"{exc.check}: {exc.message}")
-        return False
+async def _discover(ctx: Context, report, wire) -> bool:
+    reply = await wire.request("server/discover", {})
     error = error_of(reply)
     if error is not None:
         verdict = "INFO" if error.get("code") in NOT_SUPPORTED_CODES else "FAIL"

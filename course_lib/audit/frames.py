@@ -1,7 +1,8 @@
 """Malformed frames: what a server answers to a line no client library would send, and whether it
 still serves afterwards.
 
-One process per era; each frame is followed at once by a ``ping`` (the next ordinary request):
+One session per era (stdio: last on the process of the cursor, URI and tool probes, as a frame may
+end it); each frame is followed at once by a ``ping`` (the next ordinary request):
 
 ``parse``      a line that is not JSON: JSON-RPC answers ``-32700`` with ``id: null``
 ``params``     a request with an id whose ``params`` is a string, not an object
@@ -18,8 +19,8 @@ from __future__ import annotations
 
 import json
 
-from course_lib.audit.rawwire import Gone, answers, raw_session
-from course_lib.audit.session import Context, describe_error
+from course_lib.audit.rawwire import Gone, answers, raw_session, taken_over
+from course_lib.audit.session import Context, Work, describe_error
 
 ANSWER = "MUST (JSON-RPC 2.0: a request with an id gets a response)"
 SURVIVE = "MUST (course: a malformed frame leaves the server serving)"
@@ -75,23 +76,38 @@ def judge(frame_id, must: bool, what: str, reply, survived: bool, gone: str) -> 
 
 
 async def run(ctx: Context, era: str, report) -> None:
+    """The frame probe on a process of its own."""
     try:
         async with raw_session(ctx, era) as conn:
-            for n, (name, line, frame_id, must, what) in enumerate(frames(conn.request_line)):
-                ping_id = f"ping-{n}"
-                try:
-                    await conn.send(line)
-                    await conn.send(conn.request_line(ping_id, "ping"))
-                    got = await conn.read_until(answers(ping_id), ctx.request_timeout)
-                    survived = any(answers(ping_id)(m) for m in got)
-                    if survived and _reply_to(frame_id, got) is None:
-                        got += await conn.read_until(lambda m: False, GRACE)
-                    gone = conn.silence(ctx.request_timeout)
-                except Gone as exc:
-                    got, survived, gone = [], False, str(exc)
-                verdict, rule, detail = judge(frame_id, must, what, _reply_to(frame_id, got), survived, gone)
-                report.add("frame.malformed", verdict, rule, era, detail, name)
-                if not survived:
-                    break
+            await _probe(ctx, era, conn, report)
     except Gone as exc:
         report.add("frame.malformed", "FAIL", SURVIVE, era, f"not probed: {exc}", "session")
+
+
+def work(ctx: Context, era: str, report) -> Work:
+    """The frame probe on the process of the probes before it (stdio), read raw from then on: last, as
+    a frame may end the process; its lines go to ``report``."""
+    async def body(wire, _) -> None:
+        await _probe(ctx, era, taken_over(wire, era, ctx.request_timeout), report)
+
+    # each frame waits at most one request budget for its ping, and a grace for its own reply
+    return Work("frames", body, budget=ctx.budget + len(frames(lambda *_: b"{}")) * (ctx.request_timeout + GRACE))
+
+
+async def _probe(ctx: Context, era: str, conn, report) -> None:
+    for n, (name, line, frame_id, must, what) in enumerate(frames(conn.request_line)):
+        ping_id = f"ping-{n}"
+        try:
+            await conn.send(line)
+            await conn.send(conn.request_line(ping_id, "ping"))
+            got = await conn.read_until(answers(ping_id), ctx.request_timeout)
+            survived = any(answers(ping_id)(m) for m in got)
+            if survived and _reply_to(frame_id, got) is None:
+                got += await conn.read_until(lambda m: False, GRACE)
+            gone = conn.silence(ctx.request_timeout)
+        except Gone as exc:
+            got, survived, gone = [], False, str(exc)
+        verdict, rule, detail = judge(frame_id, must, what, _reply_to(frame_id, got), survived, gone)
+        report.add("frame.malformed", verdict, rule, era, detail, name)
+        if not survived:
+            break

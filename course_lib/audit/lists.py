@@ -96,20 +96,36 @@ def advertised(capabilities: dict) -> list[str]:
     return [kind for kind in RESULTS if isinstance(capabilities.get(CAPABILITY[kind]), dict)]
 
 
+class Walk:
+    """The list probe of ``era``: every advertised list walked on one session (the era probe's own,
+    or a process of its own: ``run``); the listings are kept for the probes that follow."""
+
+    def __init__(self, ctx: Context, era: str, report):
+        self.era, self.report, self.listings = era, report, {}
+        ctx.lists[era] = self.listings
+        self.kinds = advertised(ctx.capabilities.get(era, {}))
+        self.current = self.kinds[0] if self.kinds else None
+        if not self.kinds:
+            report.add("list.walk", "INFO", RULE, era, "the server advertises no list (tools, resources, prompts)")
+
+    async def on(self, wire) -> None:
+        for self.current in self.kinds:
+            self.listings[self.current] = Listing(self.current)
+            _, verdict, detail = await walk_list(wire, self.current, self.listings[self.current])
+            self.report.add("list.walk", verdict, RULE, self.era, detail, self.current)
+
+    def failed(self, exc: ProbeFailed) -> None:
+        """The session ended during the walk: the list being walked fails."""
+        self.report.add("list.walk", "FAIL", RULE, self.era, f"{exc.check}: {exc.message}", self.current)
+
+
 async def run(ctx: Context, era: str, report) -> None:
-    """The list probe of ``era``: walk every advertised list; keep them for the probes that follow."""
-    listings: dict[str, Listing] = {}
-    ctx.lists[era] = listings
-    kinds = advertised(ctx.capabilities.get(era, {}))
-    if not kinds:
-        report.add("list.walk", "INFO", RULE, era, "the server advertises no list (tools, resources, prompts)")
+    """The list probe of ``era`` on a process of its own."""
+    walk = Walk(ctx, era, report)
+    if not walk.kinds:
         return
-    current = kinds[0]
     try:
         async with probe(ctx, era) as wire:
-            for current in kinds:
-                listings[current] = Listing(current)
-                _, verdict, detail = await walk_list(wire, current, listings[current])
-                report.add("list.walk", verdict, RULE, era, detail, current)
+            await walk.on(wire)
     except ProbeFailed as exc:
-        report.add("list.walk", "FAIL", RULE, era, f"{exc.check}: {exc.message}", current)
+        walk.failed(exc)

@@ -75,6 +75,12 @@ class RawSession:
         return got
 
 
+def taken_over(wire, era: str, budget: float) -> RawSession:
+    """The raw session of a strict client's process (stdio), which sends and reads nothing more: its
+    stdout read from where the client left it."""
+    return RawSession(wire._process, era, _Lines(wire._stdout), budget=budget)
+
+
 @dataclass
 class HttpRawSession:
     """The raw session over HTTP: ``send(line)`` POSTs the line as it is and waits for its answer (up

@@ -91,6 +91,7 @@ async def probe(ctx: Context, era: str, *, exit_grace: float | None = None,
                    exit_grace=ctx.exit_grace if exit_grace is None else exit_grace)
     try:
         with anyio.move_on_after(budget) as scope:
+            wire.probe_scope = scope  # ``more_time`` gives a second probe on this session its own budget
             try:
                 await wire.__aenter__()
                 try:
@@ -124,6 +125,11 @@ async def probe(ctx: Context, era: str, *, exit_grace: float | None = None,
         ctx.leftovers.extend(wire.swept)
 
 
+def more_time(wire, seconds: float) -> None:
+    """Another probe goes on on ``wire``'s session: its budget grows by ``seconds``."""
+    wire.probe_scope.deadline = max(wire.probe_scope.deadline, anyio.current_time() + seconds)
+
+
 @dataclass
 class Work:
     """What one probe does on a session: ``body(wire, report)``; ``subject`` and ``where()`` name it
@@ -132,23 +138,52 @@ class Work:
     subject: str
     body: Callable[[LineClient, object], Awaitable[None]]
     where: Callable[[], str] = lambda: ""
+    budget: float | None = None  # seconds, when not the probe budget
 
 
-async def in_sessions(ctx: Context, era: str, report, works: list[Work | None]) -> None:
+async def in_sessions(ctx: Context, era: str, report, works: list[Work | None], last: Work | None = None,
+                      ready: Callable[[], Awaitable[list[Work | None] | None]] | None = None) -> bool | None:
     """The ``works`` one after another on one server process (a probe that needs no fresh one reuses
     it); after a work whose session ended early, the next starts a fresh process. Each work has the
-    probe budget."""
-    pending = [work for work in works if work is not None]
-    while pending:
+    probe budget. ``last``: a probe that goes on on the process once every work is done, with a budget
+    of its own (``last.budget``); True if it did (False: no process was left to it).
+    ``ready``: the first process starts at once, and the works are what ``ready()`` returns once it
+    may go on (None: nothing to do, the process ends unused, and so does this, returning None); a
+    process that ends before its works begin leaves them a fresh one."""
+    pending = None if ready else [work for work in works if work is not None]
+    while pending is None or pending:
         try:
-            async with probe(ctx, era, budget=ctx.budget * len(pending)) as wire:
+            async with probe(ctx, era, budget=ctx.budget * max(len(pending or ()), 2)) as wire:
+                if pending is None:
+                    pending = await _ready(ready)
+                    if pending is None:
+                        return None
+                    more_time(wire, ctx.budget * len(pending))
                 while pending:
                     await pending[0].body(wire, report)
                     pending.pop(0)
+                if last is not None:
+                    more_time(wire, last.budget or ctx.budget)
+                    pending.append(last)
+                    await last.body(wire, report)
+                    return True
         except ProbeFailed as exc:
+            if pending is None:  # the early process ended before its works began
+                pending = await _ready(ready)
+                if pending is None:
+                    return None
+                continue
             work = pending.pop(0)
             report.add("probe.ended", "FAIL", PROBE_ENDED, era, f"{work.where()}{exc.check}: {exc.message}",
                        work.subject)
+            if work is last:
+                return True
+    return False
+
+
+async def _ready(ready) -> list[Work] | None:
+    works = await ready()
+    return None if works is None else [work for work in works if work is not None]
 
 
 def error_of(reply: dict) -> dict | None:

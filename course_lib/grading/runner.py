@@ -78,7 +78,8 @@ def exercise(battery: str, only=None, eras=None, budget: float | None = None, de
     title, scenarios, spec = load_battery(battery)
     scenarios = [replace(s, hints={**spec.get("hints", {}), **s.hints}) for s in select(scenarios, only, eras)]
     return Exercise(title, scenarios, spec, budget or spec.get("budget_seconds", default), battery)
-# Set by ``make record`` (``course_lib.tooling.record``): called with every row as its judge gets it.
+# Set by ``make record`` (``course_lib.tooling.record``): called with every row as its judge gets it
+# (a served row's: the requests it sent, the replies on its lab's ``wire``).
 RECORDER: ContextVar[Callable[[Scenario, o.Outcome], None] | None] = ContextVar("course_recorder", default=None)
 
 

@@ -21,7 +21,7 @@ from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario
 from course_lib.grading.child import SourceError, write_module
 from course_lib.grading.outcome import Failed
-from course_lib.grading.runner import Exercise, exercise, lab_lost, verdict_of
+from course_lib.grading.runner import RECORDER, Exercise, exercise, lab_lost, verdict_of
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.labs import connect
 
@@ -105,7 +105,12 @@ async def judged(row: Awaitable[str]) -> o.Outcome:
 def answered(ask_row: Callable[[Scenario, object], Awaitable[str]]):
     """``runner.run``'s row of a served exercise: ``ask_row(s, lab)`` observed, or its ``Failed``."""
     async def row(s: Scenario, lab) -> Verdict:
-        return verdict_of(s, await judged(ask_row(s, lab)))
+        wire = getattr(getattr(lab, "lab", None), "wire", None)  # an ``Asker``'s lab
+        before = len(wire.requests()) if wire is not None else 0
+        found = await judged(ask_row(s, lab))
+        if RECORDER.get() is not None and wire is not None:  # the judge's input: the replies on the wire
+            RECORDER.get()(s, o.returned(None).with_wire(wire.requests()[before:], wire=wire))
+        return verdict_of(s, found)
 
     return row
 

@@ -94,7 +94,7 @@ async def record_one(spec: dict, entry: dict) -> dict:
         if (again.passed, again.failure_class, again.observed) != (v.passed, v.failure_class, v.observed):
             raise RecordingFailed(f"{entry['source']}: {v.scenario.name} ({v.scenario.era}) judged from its "
                                   f"recording is {again.observed!r}, the real run {v.observed!r}")
-    return {"fingerprint": t.fingerprint(entry), "rows": [
+    return {"fingerprint": t.fingerprint(entry, spec.get("depends", ())), "rows": [
         {"scenario": v.scenario.name, "era": v.scenario.era, "outcome": by_key[(v.scenario.name, v.scenario.era)]}
         for v in card.verdicts]}
 

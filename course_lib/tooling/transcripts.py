@@ -9,7 +9,8 @@ servers and writes ``<exercise>.json``: per solution, its ``fingerprint`` and ev
 (``encode``), with the whole wire of its lab. ``decode`` rebuilds the ``Outcome`` a judge reads.
 
 A recording is stale when the fingerprint of what it depends on (the solution's source, the battery,
-the servers' source files, the SDK's version) no longer matches: ``stale`` names it.
+the servers' source files, the files its expected file's ``depends`` names, the SDK's version) no
+longer matches: ``stale`` names it.
 """
 from __future__ import annotations
 
@@ -197,13 +198,14 @@ def solution_source(source: str) -> str:
     return _notebook_source(ROOT / path) if path.endswith(".ipynb") else _python_source(ROOT / path, name)
 
 
-def fingerprint(entry: dict) -> str:
-    """What a solution's recording depends on, hashed."""
+def fingerprint(entry: dict, depends=()) -> str:
+    """What a solution's recording depends on, hashed (``depends``: more files, such as the harness
+    that serves a served exercise's function)."""
     _, scenarios, _ = load_battery(entry["battery"])
     servers = sorted({s.server for s in scenarios}) + [n.removesuffix(".py") for n in SERVERS_SHARED]
     parts = [solution_source(entry["source"]), fixture("grading", f"{entry['battery']}.json").read_text("utf-8"),
              *((ROOT / "course_lib" / "servers" / f"{n}.py").read_text("utf-8") for n in servers),
-             version("mcp"), json.dumps(entry.get("only"))]
+             *((ROOT / p).read_text("utf-8") for p in depends), version("mcp"), json.dumps(entry.get("only"))]
     digests = "".join(hashlib.sha256(part.encode()).hexdigest() for part in parts)
     return hashlib.sha256(digests.encode()).hexdigest()[:16]
 
@@ -236,8 +238,9 @@ def recording(exercise: str, folder: Path = FOLDER) -> dict:
 def stale(exercise: str, folder: Path = FOLDER) -> list[str]:
     """The solutions whose recording is missing or no longer matches what it depends on."""
     recorded = recording(exercise, folder)["solutions"]
-    return [label for label, entry in expected(exercise, folder)["solutions"].items()
-            if recorded.get(label, {}).get("fingerprint") != fingerprint(entry)]
+    spec = expected(exercise, folder)
+    return [label for label, entry in spec["solutions"].items()
+            if recorded.get(label, {}).get("fingerprint") != fingerprint(entry, spec.get("depends", ()))]
 
 
 def expected_verdict(verdicts: dict, name: str, era: str) -> str:

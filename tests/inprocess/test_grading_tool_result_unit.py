@@ -3,6 +3,9 @@ import json
 
 import mcp_types as types
 import pytest
+from mcp import MCPError
+
+from course_lib.chapters import schema_lab
 from course_lib.grading.outcome import CRASH, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
 from course_lib.grading.served import Failed
 from course_lib.grading.tool_result import judge
@@ -12,6 +15,67 @@ pytestmark = pytest.mark.anyio
 
 def text(value):
     return [types.TextContent(type="text", text=json.dumps(value))]
+
+
+# -- the starter and known-wrong result functions (recorded: fixtures/grading/transcripts/tool_result.expected.json;
+# protocol_error and crashes are graded on real stdio servers too, tests/stdio/test_grading_tool_result.py) ------
+
+def starter(tool, value):
+    raise NotImplementedError("your result here")
+
+
+def unchanged(tool, value):
+    """The chapter's own server: whatever the tool computed goes out as structured content."""
+    return types.CallToolResult(content=text(value), structured_content=value)
+
+
+def always_refused(tool, value):
+    return types.CallToolResult(content=[types.TextContent(type="text", text="no")], is_error=True)
+
+
+def protocol_error(tool, value):
+    """Refuses a non-conforming value with a JSON-RPC error instead of an isError result."""
+    import jsonschema
+    try:
+        jsonschema.validate(value, tool.output_schema or {})
+    except jsonschema.ValidationError as exc:
+        raise MCPError(types.INVALID_PARAMS, exc.message)
+    return types.CallToolResult(content=text(value), structured_content=value)
+
+
+def refused_with_content(tool, value):
+    """isError true, but the non-conforming value is still sent as structured content."""
+    import jsonschema
+    try:
+        jsonschema.validate(value, tool.output_schema or {})
+    except jsonschema.ValidationError:
+        return types.CallToolResult(content=text(value), structured_content=value, is_error=True)
+    return types.CallToolResult(content=text(value), structured_content=value)
+
+
+def rounded(tool, value):
+    """Sends a structured value of its own, not the one the tool computed (its text is right)."""
+    return types.CallToolResult(content=text(value), structured_content={"value": "new"})
+
+
+def python_text(tool, value):
+    """Refuses rightly, but the text of a value it sends is Python's spelling, not JSON."""
+    import jsonschema
+    try:
+        jsonschema.validate(value, tool.output_schema or {})
+    except jsonschema.ValidationError:
+        return always_refused(tool, value)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=str(value))], structured_content=value)
+
+
+def crashes(tool, value):
+    return {"value": value}["missing"]
+
+
+def with_the_chapters_check(tool, value):
+    if tool.output_schema is None or schema_lab.accepts(tool.output_schema, value):
+        return unchanged(tool, value)
+    return always_refused(tool, value)
 
 
 def judged(expect, reply, value):

@@ -168,3 +168,21 @@ def test_sanitizing_sets_aside_only_the_cursors_and_a_stopped_calls_length():
     text = json.dumps({"wire": [["←", line], ["→", line.replace("result", "params")]], "wire_frames": 4321})
     assert t.sanitized(text) == text.replace("KAggq0qohfm8ws7s", "<cursor 0>").replace("4321", '"N"')
     assert t.sanitized(json.dumps({"value": ["alpha"]})) == json.dumps({"value": ["alpha"]})
+
+
+def test_a_served_row_judged_on_another_reply_gets_another_verdict():
+    """The negative control of a served row's recording: the reference's reply frame with its
+    structuredContent changed fails at the judge, as a wrong result."""
+    from course_lib.labs import Wire
+
+    judge = dotted(t.expected("tool_result")["judge"])
+    s, outcome = t.rows("tool_result", "reference")[0]
+    assert s.name == "string, as declared" and judge(s, outcome).passed
+    call = [f for f in outcome.sent if f.method == "tools/call"][-1]
+    reply = outcome.state["wire"].response_to(call)
+    changed = Wire()
+    for frame in outcome.state["wire"]:
+        changed.record(frame.direction, frame.raw.replace('"old"', '"new"') if frame is reply else frame.raw)
+    sent = [changed.frames[f.index] for f in outcome.sent]
+    verdict = judge(s, outcome.with_wire(sent, wire=changed))
+    assert verdict.failure_class == o.WRONG_RESULT and "not the value" in verdict.observed

@@ -86,7 +86,7 @@ def test_a_hang_gets_its_verdict_within_its_budget():
     report = anyio.run(lambda: audit(course_server_argv("hostile", "hang"), era="legacy", budget=8, request_timeout=1))
     took = time.monotonic() - started
     [walk] = [line for line in report.lines if line.check == "list.walk"]
-    assert (walk.verdict, walk.detail) == ("FAIL", "reply_timeout: no reply to request 4 (tools/list) within 1 s")
+    assert (walk.verdict, walk.detail) == ("FAIL", "reply_timeout: no reply to request 5 (tools/list) within 1 s")
     assert report.exit_code == 1 and report.leftovers == [] and took < 60
 
 

@@ -1,9 +1,10 @@
 """A recording cannot drift silently: re-recorded on the real servers, it is the committed one.
 
-The reference and a wrong solution of chapter 2's exercise are recorded again into a temporary
-folder (``make record``'s own code) and compared, solution by solution, with
-``fixtures/grading/transcripts/walk_restart.json``, once the servers' random cursors and the
-length of a stopped call's wire are set aside (``transcripts.sanitized``)."""
+The reference and a wrong solution of chapter 2's exercise, and the references of the served exercises
+of chapters 3 and 5 (their one real-stdio run with every row passing), are recorded again into a temporary folder
+(``make record``'s own code) and compared, solution by solution, with
+``fixtures/grading/transcripts/<exercise>.json``, once the servers' random cursors and the length of
+a stopped call's wire are set aside (``transcripts.sanitized``)."""
 import json
 
 import pytest
@@ -12,18 +13,21 @@ from course_lib.tooling import transcripts as t
 from course_lib.tooling.record import record
 
 pytestmark = pytest.mark.anyio
-AGAIN = ["reference", "keeps_the_refused_pages"]  # every row of the battery, and a wrong restart
+AGAIN = {"walk_restart": ["reference", "keeps_the_refused_pages"],  # every row of the battery, and a wrong restart
+         "tool_result": ["reference"], "snapshot_server": ["reference"]}  # served: the harness's real replies
 
 
-async def test_a_recording_made_again_is_the_committed_one(tmp_path):
-    path = await record("walk_restart", tmp_path, AGAIN)
+@pytest.mark.parametrize("exercise", AGAIN)
+async def test_a_recording_made_again_is_the_committed_one(tmp_path, exercise):
+    path = await record(exercise, tmp_path, AGAIN[exercise])
     again = json.loads(path.read_text(encoding="utf-8"))["solutions"]
-    committed = t.recording("walk_restart")["solutions"]
-    assert list(again) == AGAIN
+    committed = t.recording(exercise)["solutions"]
+    assert list(again) == AGAIN[exercise]
     # the sanitizing itself: tests/inprocess/test_transcripts_unit.py
-    for label in AGAIN:
+    for label in AGAIN[exercise]:
         assert again[label]["fingerprint"] == committed[label]["fingerprint"], f"{label}: re-record with make record"
         text = t.sanitized(json.dumps(again[label], indent=1))
         assert text == t.sanitized(json.dumps(committed[label], indent=1)), f"{label} recorded differently now"
-        assert "<cursor 0>" in text, "the cursors are the servers' own, set aside by name"
+        if exercise == "walk_restart":
+            assert "<cursor 0>" in text, "the cursors are the servers' own, set aside by name"
 

@@ -1,0 +1,81 @@
+"""The judges of served exercises, run on a recorded row (``transcripts.decode``) in process.
+
+A served row is recorded as the requests it sent and its lab's wire (``grading.served.answered``): the
+replies the judge read. Each function here reads those reply frames as the row's ``ask_row`` reads
+them from the client session (the student's crash carried as -32603, a reply error as ``MCPError``,
+a result as the SDK's model) and hands them to the exercise's own judge. The row's observation
+outside the judge is the ``ask_row``'s; ``make record`` checks each row judged here against the real
+run, and the exercise module is in the recording's fingerprint (``depends``)."""
+from __future__ import annotations
+
+from mcp import MCPError
+from mcp.types import ReadResourceResult
+
+from course_lib.grading import outcome as o
+from course_lib.grading.battery import read_spec, rows_of
+from course_lib.grading.runner import verdict_of
+from course_lib.grading.served import crash_of
+
+
+def replies(s, outcome: o.Outcome, method: str) -> list[dict]:
+    """The reply frames to the row's ``method`` requests, in order."""
+    wire = outcome.state["wire"]
+    found = [wire.response_to(f) for f in outcome.sent if f.method == method]
+    if not found or any(r is None for r in found):
+        raise ValueError(f"{s.name}: the recording holds no reply to one of its {method} requests")
+    return [r.message for r in found]
+
+
+def answer_of(reply: dict, model):
+    """What the client session hands the row: the model of its result, or the ``MCPError`` of its
+    error (the student's crash, or their call stopped, raises their ``Failed`` as the lab's ``Asker``)."""
+    if "error" not in reply:
+        return model.model_validate(reply["result"])
+    error = reply["error"]
+    failed = crash_of(error)
+    if failed is not None:
+        raise failed
+    return MCPError(error["code"], error["message"], error.get("data"))
+
+
+def verdict(s, judge) -> object:
+    try:
+        return verdict_of(s, o.judged(None, judge()))
+    except o.Failed as failed:
+        return verdict_of(s, failed.outcome)
+
+
+def judge_tool_result(s, outcome: o.Outcome):
+    """Chapter 3's judge on a row's recording: the reply frame to its ``tools/call``."""
+    from course_lib.grading.tool_result import BATTERY, judge
+
+    row = rows_of(read_spec(BATTERY))[s.name]
+    reply = replies(s, outcome, "tools/call")[-1]
+    return verdict(s, lambda: judge(row["expect"]["answer"], reply, row["result"]))
+
+
+def judge_snapshot_server(s, outcome: o.Outcome):
+    """Chapter 5's server judge on a row's recording: each ``resources/read`` reply, in order, as
+    ``snapshot_server.ask_row`` judges it (its first failing read is the row's)."""
+    from course_lib.bundles import short
+    from course_lib.chapters.snapshot_lab import load_oracle
+    from course_lib.grading.snapshot_server import BATTERY, judge_read
+
+    row, oracle = rows_of(read_spec(BATTERY))[s.name], load_oracle()
+
+    def judge() -> str:
+        found = replies(s, outcome, "resources/read")
+        if len(found) > len(row["reads"]):
+            raise ValueError(f"{s.name}: more reads recorded than the row asks")
+        for uri, reply in zip(row["reads"], found):
+            judge_read(row["expect"], uri, answer_of(reply, ReadResourceResult), oracle, s.era)
+        if len(found) < len(row["reads"]):
+            raise ValueError(f"{s.name}: {len(found)} of the row's {len(row['reads'])} reads recorded")
+        expect, done = row["expect"], ", ".join(short(u) for u in row["reads"])
+        if "texts" in expect:
+            return f"{done}: the fixed {expect['texts']} texts, text/plain"
+        if expect.get("not_found"):
+            return f"{done}: the era's not-found, with data.uri"
+        return f"{done}: MCPError {expect['code']}"
+
+    return verdict(s, judge)
