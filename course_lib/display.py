@@ -79,7 +79,20 @@ def fit_widths(natural: Sequence[int], floors: Sequence[int], budget: int) -> li
     return widths
 
 
-class Table:
+class Shown:
+    """Shown as its ``text()`` (a console, nbval's comparison) and as its ``html()`` (JupyterLab, the slides)."""
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(self.text())
+
+    def _repr_html_(self) -> str:
+        return self.html()
+
+
+class Table(Shown):
     """A table with a deterministic plain-text form (what nbval compares) and an HTML form.
 
     The text form never needs more than ``width`` characters a line: when the natural widths do
@@ -146,12 +159,6 @@ class Table:
     def text(self) -> str:
         return "\n".join(self.lines())
 
-    def __repr__(self) -> str:
-        return self.text()
-
-    def _repr_pretty_(self, printer, cycle) -> None:
-        printer.text(self.text())
-
     # -- the HTML form ------------------------------------------------------------------------
 
     def html(self) -> str:
@@ -186,9 +193,6 @@ class Table:
             parts.append("".join(f"<div class='course-note' style='white-space:pre-wrap; margin:2px 0'>"
                                  f"{esc(n)}</div>" for n in self.notes))
         return "".join(parts)
-
-    def _repr_html_(self) -> str:
-        return self.html()
 
 
 class CursorLabels:

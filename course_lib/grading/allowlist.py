@@ -86,11 +86,8 @@ async def _row(wire, listed: list[str], row: dict, era: str, spec: dict, library
         await read_spellings(wire, {u: [] for u in listed}, era, report)
     elif kind == "missing":
         await read_missing(wire, listed[0] if listed else "project:", [], era, report)
-    elif "reads" in row:
-        for uri in row["reads"]:
-            await wire.request("resources/read", {"uri": uri})
-    else:
-        for uri in row["uris"]:
+    else:  # the canonical URIs of documents the server does not list, or the battery's URIs verbatim
+        for uri in row["reads"] if "reads" in row else row["uris"]:
             await wire.request("resources/read", {"uri": uri})
     exchanges = wire.exchanges[before:]
     if not exchanges:

@@ -57,6 +57,11 @@ def select(scenarios: list[Scenario], only: list[str] | None, eras: list[str] | 
     return scenarios
 
 
+def hint_in_era(s: Scenario, row: dict) -> str:
+    """The row's hint in ``s.era``: in legacy its ``legacy_hint`` (no 2026-07-28 setting applies there)."""
+    return row.get("legacy_hint", s.hint) if s.era == "legacy" else s.hint
+
+
 def expects_refusal(expect: dict) -> bool:
     return bool(expect.get("raises"))
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
-from course_lib.grading.battery import Scenario
+from course_lib.grading.battery import Scenario, hint_in_era
 from course_lib.grading.budget import call_student
 from course_lib.grading.bundle_judge import judge_bundle, prepare_before, revisions
 from course_lib.grading.runner import exercise, run_battery
@@ -25,9 +25,8 @@ async def grade_bundles(student: Acquire, battery: str = "bundles", *, only: lis
     rows, student = ex.rows, without(student, ex.spec.get("unavailable", ()))
 
     def judge(s: Scenario, outcome):
-        if s.era == "legacy" and "legacy_hint" in rows[s.name]:  # never a 2026-07-28 setting in legacy
-            s = replace(s, hint=rows[s.name]["legacy_hint"])
-        return judge_bundle(s, outcome, oracle=oracle, latest_hint=ex.spec["latest_hint"])
+        return judge_bundle(replace(s, hint=hint_in_era(s, rows[s.name])), outcome, oracle=oracle,
+                            latest_hint=ex.spec["latest_hint"])
 
     return await run_battery(ex, lambda s, lab: call_student(student, lab), judge, request_timeout=30,
                              prepare=lambda s, lab: prepare_before(lab, rows[s.name].get("before"), oracle))

@@ -14,10 +14,10 @@ import anyio
 from course_lib.chapters import schema_lab
 from course_lib.errors import CatalogError, CheckFailed, unwrap
 from course_lib.grading import outcome as o
-from course_lib.grading.battery import Scenario, load_battery, select
+from course_lib.grading.battery import Scenario
 from course_lib.grading.budget import stopped_inside, within
 from course_lib.grading.candidate_opener import CandidateOpener, sent, settled
-from course_lib.grading.runner import each_scenario
+from course_lib.grading.runner import each_scenario, exercise
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.grading.unavailable import without
 from course_lib.labs import connect
@@ -248,13 +248,11 @@ def judge_eras(s: Scenario, found: dict, hints: dict) -> Verdict:
 async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
                           eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
     """Grade ``my_retrying_candidate(active, open_candidate)`` (an async context manager)."""
-    title, scenarios, spec = load_battery(battery)
-    scenarios = select(scenarios, only, None)
+    ex = exercise(battery, only, budget=budget, default=30.0)
+    title, scenarios, spec, budget, entries = ex.title, ex.scenarios, ex.spec, ex.budget, ex.rows
     era_list = [era for era in spec["era_list"] if eras is None or era in eras]
     if len(era_list) == 1:  # a card restricted to one era says so in its era column
         scenarios = [replace(s, era=era_list[0]) for s in scenarios]
-    budget = budget or spec.get("budget_seconds", 30.0)
-    entries, hints = {entry["name"]: entry for entry in spec["scenarios"]}, spec["check_hints"]
     student = without(student, spec.get("unavailable", ()))
 
     async def attempt(s: Scenario, entry: dict, era: str) -> None:
@@ -291,7 +289,7 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
     async def run(s: Scenario) -> Verdict:
         # One era after the other: a context manager that spins holds the whole event loop, and
         # the watchdog can only stop the task it watches.
-        return judge_eras(s, {era: await outcome(s, era) for era in era_list}, hints)
+        return judge_eras(s, {era: await outcome(s, era) for era in era_list}, spec["check_hints"])
 
     return publish(Scorecard(f"{title} (each stopped after {budget:g} s)", await each_scenario(run, scenarios, title),
                              battery=battery))

@@ -17,7 +17,7 @@ from course_lib.display import Table, error_line
 from course_lib.errors import CatalogError, CheckFailed
 from course_lib.protocol import BOTH_ERAS
 from course_lib.grading import audited_server, outcome as o
-from course_lib.grading.battery import Scenario, describe_expectation, load_battery, select
+from course_lib.grading.battery import Scenario, describe_expectation, hint_in_era, load_battery, select
 from course_lib.grading.budget import call_student, observe
 from course_lib.grading.bundle_judge import judge_bundle, prepare_before, revisions
 from course_lib.grading.core import judge_names
@@ -58,19 +58,13 @@ async def _probe(lab, tool: str) -> str:
     return f"accepts {tool} -> {json.dumps(result.structured_content)}"
 
 
-def _hint(s: Scenario, row: dict) -> str:
-    return row.get("legacy_hint", s.hint) if s.era == "legacy" else s.hint
-
-
 def judge_refresh_refusal(expected: str | None, outcome: o.Outcome) -> tuple[bool, str, str | None]:
     """A refresh that raised: only the refusal the chapters teach passes, and only where expected."""
-    error = outcome.error
-    if isinstance(error, CatalogError):  # (a typed error: only ever in a REFUSED outcome)
-        ok = expected == error.reason
-        return ok, f"refused: {error_line(error)}", None if ok else o.WRONG_REFUSAL
-    if outcome.kind == o.REFUSED:
-        return False, o.describe(o.crashed(error)), o.CRASH
-    return False, o.describe(outcome), o.failure_of(outcome)
+    observed = _answer(outcome, CatalogError)
+    if isinstance(outcome.error, CatalogError):
+        ok = expected == outcome.error.reason
+        return ok, observed, None if ok else o.WRONG_REFUSAL
+    return False, observed, o.CRASH if outcome.kind == o.REFUSED else o.failure_of(outcome)
 
 
 def judge_refresh(s: Scenario, outcome: o.Outcome, hint: str, untouched_hint: str) -> Verdict:
@@ -136,7 +130,7 @@ async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, bu
                  if f.direction == "→" and f.method == "tools/list" and f.params.get("cursor") is None)
     outcome = outcome.with_wire((), touched=touched, changed=changed, validated=validated, now=now,
                                 opened=len(opened), page_1=page_1)
-    return judge_refresh(s, outcome, _hint(s, row), spec["untouched_hint"])
+    return judge_refresh(s, outcome, hint_in_era(s, row), spec["untouched_hint"])
 
 
 def _documents() -> dict[str, str]:
@@ -146,12 +140,11 @@ def _documents() -> dict[str, str]:
     return {data["base"] + quote(name, safe=""): text for name, text in data["documents"].items()}
 
 
-def _answer(answer: o.Outcome) -> str:
-    if isinstance(answer.error, CheckFailed):  # (a typed error: only ever in a REFUSED outcome)
+def _answer(answer: o.Outcome, taught: type = CheckFailed) -> str:
+    """What a call did in one line: the refusal the chapters teach (``taught``), any other error a crash."""
+    if isinstance(answer.error, taught):  # (a typed error: only ever in a REFUSED outcome)
         return f"refused: {error_line(answer.error)}"
-    if answer.kind in (o.REFUSED, o.CRASHED):
-        return o.describe(o.crashed(answer.error))
-    return o.describe(answer)
+    return o.describe(o.crashed(answer.error) if answer.kind == o.REFUSED else answer)
 
 
 def judge_reads(s: Scenario, row: dict, answers: dict[str, o.Outcome], reads: list, allowed: set,
@@ -200,7 +193,7 @@ async def _run_read(student: Callable, s: Scenario, row: dict, spec: dict, budge
             if answers[uri].kind == o.HUNG:
                 built = o.hung(budget, "not asked: an earlier read did not return")
     reads = [f.params.get("uri") for f in lab.wire.frames[mark:] if f.direction == "→" and f.method == "resources/read"]
-    return judge_reads(s, row, answers, reads, set(spec["allowed"]), _documents(), _hint(s, row))
+    return judge_reads(s, row, answers, reads, set(spec["allowed"]), _documents(), hint_in_era(s, row))
 
 
 RUNS = {"refresh": _run_refresh, "read": _run_read}
@@ -214,8 +207,11 @@ def _bundle_row(student: Callable, ex: Exercise) -> Callable:
         client = await call_student(student, lab, list(ex.spec["allowed"]))
         return await call_student(client.bundle)
 
-    return student_row(ex, call, lambda s, outcome: judge_bundle(
-        replace(s, hint=_hint(s, ex.rows[s.name])), outcome, oracle=oracle, latest_hint=ex.spec["latest_hint"]))
+    def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
+        hint = hint_in_era(s, ex.rows[s.name])
+        return judge_bundle(replace(s, hint=hint), outcome, oracle=oracle, latest_hint=ex.spec["latest_hint"])
+
+    return student_row(ex, call, judge)
 
 
 class CapstoneCard(Scorecard):
@@ -256,7 +252,7 @@ async def grade_capstone(student: Callable, *servers: Callable, battery: str = "
     async def row(s: Scenario, lab) -> Verdict:
         task = rows[s.name]["task"]
         verdict = await (bundle(s, lab) if task == "bundle" else RUNS[task](student, s, rows[s.name], spec, ex.budget))
-        if verdict.failure == o.CRASH and verdict.scenario.hint == _hint(s, rows[s.name]):
+        if verdict.failure == o.CRASH and verdict.scenario.hint == hint_in_era(s, rows[s.name]):
             # no rule broken on the wire: the crash is the failure
             return replace(verdict, scenario=replace(verdict.scenario, hint=spec["crash_hint"]))
         return verdict

@@ -87,8 +87,7 @@ def module_source(func: Callable, unavailable: Iterable[str] = ()) -> str:
     if forbidden:
         parts.append("import builtins as _b\nfrom course_lib.grading import unavailable as _u\n"
                      f"_F = {{d: _u.resolve(d) for d in {sorted(forbidden)!r}}}\n"
-                     "_imp = _b.__import__\n"
-                     "__builtins__ = {**vars(_b), '__import__': lambda *a, **k: _u._seen(_imp(*a, **k), _F)}")
+                     "__builtins__ = {**vars(_b), '__import__': _u._importer(_F)}")
     done: set[str] = set()
 
     def add(f) -> None:

@@ -8,12 +8,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from course_lib.grading import outcome as o
-from course_lib.grading.battery import (ANY_ERA, Scenario, budget_of, describe_expectation, describe_refusal,
-                                        expects_refusal, load_battery, requests_text, select)
-from course_lib.grading.budget import Stopped, observe, watched
-from course_lib.grading.outcome import (CRASH, FAILURES, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT,
-                                        Outcome, no_result)
-from course_lib.grading.runner import each_scenario, exercise, run_battery
+from course_lib.grading.battery import (Scenario, budget_of, describe_refusal, expects_refusal, load_battery,
+                                        requests_text)
+from course_lib.grading.budget import observe
+from course_lib.grading.outcome import CRASH, FAILURES, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, Outcome
+from course_lib.grading.runner import exercise, run_battery
 from course_lib.grading.scorecard import STARTER_HINT, Scorecard, Verdict, hint_for
 from course_lib.grading.unavailable import without
 

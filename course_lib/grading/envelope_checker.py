@@ -22,8 +22,9 @@ from course_lib.chapters.envelope_controls import STANDIN, atlas_session, captur
 from course_lib.errors import CheckFailed, CourseError
 from course_lib.grading import outcome as o
 from course_lib.grading.budget import observe_now
-from course_lib.grading.battery import Scenario, load_battery, select
+from course_lib.grading.battery import Scenario
 from course_lib.grading.child import SourceError, child_argv, load, write_module
+from course_lib.grading.runner import exercise
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.line_client import LineClient, asserts_active, python_argv
 from course_lib.scenarios import for_each
@@ -135,15 +136,12 @@ async def _run_child(directory: Path, files: list[str], mode: str, budget: float
     """Replay ``files`` in one interpreter: ``(outcome, replies checked)`` per file (``HUNG`` without an answer)."""
     argv = child_argv("-m", __name__, "replay", str(directory), optimize=mode == "-O")
     rows: dict[str, tuple] = {}
-    lines: list[str] = []
+    out = b""
     async with started_server(argv, prefix="course-envelope-child-") as process:
-        buffer = b""
         with anyio.move_on_after(budget * 4 * len(files) + 60):
             async for chunk in process.stdout:
-                buffer += chunk
-                *done, buffer = buffer.split(b"\n")
-                lines += [line.decode() for line in done if line.strip()]
-    for line in lines:
+                out += chunk
+    for line in (line.decode() for line in out.split(b"\n")[:-1] if line.strip()):  # each finished line
         row = json.loads(line)
         if "import_error" in row:
             crash = o.crash_from(row["import_error"])
@@ -221,12 +219,10 @@ def _label(combos: list[tuple[str, str]], eras: list[str], modes: list[str]) -> 
 async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
                          budget: float | None = None, modes: list[str] | None = None) -> Scorecard:
     """Grade ``my_check_reply(line, request_id)`` on the battery's damaged replays."""
-    title, scenarios, spec = load_battery(battery)
-    scenarios = select(scenarios, only, None)
-    budget = budget or spec.get("budget_seconds", 5.0)
+    ex = exercise(battery, only, budget=budget, default=5.0)
+    scenarios, spec, budget, entries = ex.scenarios, ex.spec, ex.budget, ex.rows
     eras, modes = spec["era_list"], list(modes or spec["modes"])
-    entries = {entry["name"]: entry for entry in spec["scenarios"]}
-    title = f"{title} (each call stopped after {budget:g} s)"
+    title = f"{ex.title} (each call stopped after {budget:g} s)"
 
     directory = Path(tempfile.mkdtemp(prefix="course-envelope-grade-"))
     try:

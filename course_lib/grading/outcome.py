@@ -42,10 +42,6 @@ class Outcome:
         if self.kind not in KINDS:
             raise ValueError(f"unknown outcome kind {self.kind!r}")
 
-    @property
-    def refused(self) -> bool:
-        return self.kind == REFUSED
-
     def with_wire(self, sent, **state) -> "Outcome":
         return replace(self, sent=tuple(sent), state={**self.state, **state})
 

@@ -120,18 +120,11 @@ class Pages:
         return first
 
     async def refused(self, cursor: str, label: str, kind: str = "tools") -> str:
-        try:
-            answer = await self.page(cursor, kind)
-        except MCPError as exc:
-            answer = exc
-        return judge_refusal(answer, label, cursor)
+        return judge_refusal(await served.answer_of(self.page(cursor, kind)), label, cursor)
 
     async def walk(self, expected: list[str], min_pages: int, kind: str = "tools") -> str:
-        try:
-            walked = await self.asker.ask(lambda: walk(self.asker.lab, kind))
-        except (MCPError, CatalogError) as exc:
-            walked = exc
-        return judge_walk(walked, expected, min_pages, kind)
+        walked = self.asker.ask(lambda: walk(self.asker.lab, kind))
+        return judge_walk(await served.answer_of(walked, (MCPError, CatalogError)), expected, min_pages, kind)
 
 
 def _lent(cursor: str | Failed, lender: str) -> str:

@@ -94,8 +94,8 @@ def judge(s, predicted, measured: str) -> Verdict:
         return Verdict(s, False, f"{said}: not a cell in the form of the tables", o.WRONG_RESULT)
     raised, you_raised = cell[0] == "refused", yours[0] == "refused"
     if raised != you_raised:
-        return (Verdict(s, False, f"{said}, but the client raised", o.MISSING_REFUSAL) if raised
-                else Verdict(s, False, f"{said}, but the client did not raise", o.WRONG_REFUSAL))
+        return Verdict(s, False, f"{said}, but the client {'raised' if raised else 'did not raise'}",
+                       o.MISSING_REFUSAL if raised else o.WRONG_REFUSAL)
     if raised:
         return Verdict(s, False, f"{said}, but it raised with another reason or count", o.WRONG_REFUSAL)
     return Verdict(s, False, f"{said}, but it listed other items or sent another count", o.WRONG_RESULT)

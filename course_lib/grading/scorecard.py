@@ -15,7 +15,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable
 
-from course_lib.display import WIDTH, Table
+from course_lib.display import WIDTH, Shown, Table
 from course_lib.paths import ROOT
 from course_lib.grading.battery import ANY_ERA, Scenario, describe_expectation, describe_refusal, read_spec
 from course_lib.grading.outcome import CRASH, HANG, LAB, WRONG_RESULT, Outcome, last_line
@@ -110,7 +110,7 @@ def _crash_key(vs: list[Verdict]) -> tuple | None:
     return keys.pop() if len(errors) == len(vs) and len(keys) == 1 else None
 
 
-class Scorecard:
+class Scorecard(Shown):
     """Every scenario's verdict: a PASS/FAIL table, the failures explained under it, a total.
 
     ``budget`` (seconds a call) is printed under the title; ``battery`` names the exercise's battery.
@@ -201,16 +201,14 @@ class Scorecard:
             heading = f"{n}. {e['scenario']} — failed" + (f" in {', '.join(eras)}" if eras else "")
             same = (e["observed"], e["hints"]) == previous
             previous = (e["observed"], e["hints"])
-            if e["crash"] in crashes:  # the same crash as an entry above: one line says so
-                lines += textwrap.wrap(f"{heading}: expected {'; '.join(e['expected'])}; your code crashed the same "
-                                       f"way as in {crashes[e['crash']]}",
-                                       WIDTH, subsequent_indent="   ", break_on_hyphens=False)
-                continue
-            if e["crash"] is not None:
+            # the same crash as an entry above, or the same failure as the entry above: one line says so
+            told = f"your code crashed the same way as in {crashes[e['crash']]}" if e["crash"] in crashes else None
+            if told is None and e["crash"] is not None:
                 crashes[e["crash"]] = n
-            if same:  # the same failure as the entry above: one line says so
-                lines += textwrap.wrap(f"{heading}: expected {'; '.join(e['expected'])}; the same observation "
-                                       "and hint as above", WIDTH, subsequent_indent="   ", break_on_hyphens=False)
+            told = told or ("the same observation and hint as above" if same else None)
+            if told:
+                lines += textwrap.wrap(f"{heading}: expected {'; '.join(e['expected'])}; {told}",
+                                       WIDTH, subsequent_indent="   ", break_on_hyphens=False)
                 continue
             lines += textwrap.wrap(heading, WIDTH, subsequent_indent="   ")
             for text in e["expected"]:
@@ -243,15 +241,6 @@ class Scorecard:
                  f"{html.escape(chr(10).join(failures), quote=False)}</div>" if failures else "")
         return (f"<div class='course-scorecard'>{self.table().html()}{block}"
                 f"<div class='course-total' style='{style}'>{html.escape(self.total(), quote=False)}</div></div>")
-
-    def __repr__(self) -> str:
-        return self.text()
-
-    def _repr_pretty_(self, printer, cycle) -> None:
-        printer.text(self.text())
-
-    def _repr_html_(self) -> str:
-        return self.html()
 
 
 # Called with every card a grader hands out: ``card.chapter``, ``card.battery`` (the exercise),

@@ -78,10 +78,8 @@ async def prepare(row: dict, lab, argv: tuple) -> None:
     await lab.session.list_tools()
     if row["attack"] == "foreign":
         async with connect(list(argv), era=lab.era, request_timeout=STARTUP) as other:
-            try:
-                FOREIGN[id(lab)] = await first_state(other.session, row.get("size", "large"))
-            except MCPError as exc:  # the student's code failed there: the row's answer, not the lab's
-                FOREIGN[id(lab)] = exc
+            # the student's code failing there (an MCPError) is the row's answer, not the lab's
+            FOREIGN[id(lab)] = await served.answer_of(first_state(other.session, row.get("size", "large")))
 
 
 def judge(s: Scenario, outcome: o.Outcome) -> Verdict:

@@ -49,6 +49,14 @@ def logged_crash(path: Path) -> o.Outcome | None:
     return o.crash_from(json.loads(lines[0])) if lines else None
 
 
+async def answer_of(request: Awaitable, refusals: tuple[type[BaseException], ...] = (MCPError,)):
+    """What ``request`` got: its answer, or the refusal (one of ``refusals``) it raised, for a judge."""
+    try:
+        return await request
+    except refusals as exc:
+        return exc
+
+
 class Asker:
     """The requests of one lab: the student's crash, or their call the harness stopped at the budget,
     is read off the wire (a reply past the lab's own limit, ``REQUEST_TIMEOUT``, is a hang too)."""

@@ -67,11 +67,8 @@ async def ask_row(asker: served.Asker, row: dict, era: str = "legacy") -> str:
     """One row on its lab, in ``era``: every read judged in turn; what was observed."""
     expect, oracle = row["expect"], load_oracle()
     for uri in row["reads"]:
-        try:
-            answer = await asker.ask(lambda: asker.lab.session.read_resource(uri), f"{short(uri)}: ")
-        except MCPError as exc:
-            answer = exc
-        judge_read(expect, uri, answer, oracle, era)
+        read = asker.ask(lambda: asker.lab.session.read_resource(uri), f"{short(uri)}: ")
+        judge_read(expect, uri, await served.answer_of(read), oracle, era)
     done = ", ".join(short(u) for u in row["reads"])
     if "texts" in expect:
         return f"{done}: the fixed {expect['texts']} texts, text/plain"

@@ -57,10 +57,9 @@ def _decodes_to(text: str, value) -> bool:
 async def ask_row(asker: served.Asker, row: dict) -> str:
     """Call the row's tool; the reply frame on the wire is judged (a crash or a hang raises first)."""
     lab = asker.lab
-    try:
-        await asker.ask(lambda: lab.session.call_tool(row["tool"], {"result": row["result"]}))
-    except (MCPError, RuntimeError):
-        pass  # refused, or the client refused structured content that does not conform: the frame says
+    # refused, or the client refused structured content that does not conform: either way the frame says
+    await served.answer_of(asker.ask(lambda: lab.session.call_tool(row["tool"], {"result": row["result"]})),
+                           (MCPError, RuntimeError))
     frame = lab.wire.requests("tools/call")[-1]
     return judge(row["expect"]["answer"], lab.wire.response_to(frame).message, row["result"])
 
