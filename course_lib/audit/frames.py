@@ -18,6 +18,8 @@ exits, FAILs that frame.
 from __future__ import annotations
 
 import json
+import time
+from dataclasses import dataclass
 
 from course_lib.audit.rawwire import Gone, answers, raw_session, taken_over
 from course_lib.audit.session import Context, Work, describe_error
@@ -95,19 +97,59 @@ def work(ctx: Context, era: str, report) -> Work:
 
 
 async def _probe(ctx: Context, era: str, conn, report) -> None:
+    """Each frame, then its ``ping``; a frame still unanswered when its ping is keeps listening for
+    ``GRACE`` s while the next frame and its ping go out (the graces overlap). A message read in that
+    time is the reply of the frame it names by id; one that names none (an array, an error with id
+    null) is the reply of the latest frame still waiting for one (a server that reads in order
+    answers a frame before the ping sent after it), else of the one before it, still in its grace."""
+    waiting: list[_Frame] = []  # the frames sent, in order
     for n, (name, line, frame_id, must, what) in enumerate(frames(conn.request_line)):
+        frame = _Frame(name, frame_id, must, what)
+        waiting.append(frame)
         ping_id = f"ping-{n}"
         try:
             await conn.send(line)
             await conn.send(conn.request_line(ping_id, "ping"))
-            got = await conn.read_until(answers(ping_id), ctx.request_timeout)
-            survived = any(answers(ping_id)(m) for m in got)
-            if survived and _reply_to(frame_id, got) is None:
-                got += await conn.read_until(lambda m: False, GRACE)
-            gone = conn.silence(ctx.request_timeout)
+            await conn.read_until(_sorting(waiting, answers(ping_id)), ctx.request_timeout)
+            frame.survived = frame.pinged
+            frame.gone = conn.silence(ctx.request_timeout)
         except Gone as exc:
-            got, survived, gone = [], False, str(exc)
-        verdict, rule, detail = judge(frame_id, must, what, _reply_to(frame_id, got), survived, gone)
-        report.add("frame.malformed", verdict, rule, era, detail, name)
-        if not survived:
+            frame.survived, frame.gone = False, str(exc)
+        frame.until = time.monotonic() + GRACE
+        if not frame.survived:
             break
+    left = max((f.until for f in waiting if f.reply is None and f.survived), default=0.0) - time.monotonic()
+    if left > 0:
+        await conn.read_until(_sorting(waiting, lambda m: False), left)
+    for frame in waiting:
+        verdict, rule, detail = judge(frame.frame_id, frame.must, frame.what, frame.reply, frame.survived, frame.gone)
+        report.add("frame.malformed", verdict, rule, era, detail, frame.name)
+
+
+@dataclass
+class _Frame:
+    name: str
+    frame_id: object
+    must: bool
+    what: str
+    reply: object = None
+    pinged: bool = False  # the ping sent after it was answered
+    survived: bool = False
+    gone: str = ""
+    until: float = float("inf")  # when its grace ends (once its ping is answered)
+
+
+def _sorting(sent: list[_Frame], done):
+    """A ``read_until`` predicate that gives each message, as it comes, to the frame it answers."""
+    def sort(message) -> bool:
+        now = time.monotonic()
+        if done(message):
+            sent[-1].pinged = True
+            return True
+        listening = [f for f in sent if f.reply is None and now <= f.until and _reply_to(f.frame_id, [message])]
+        named = [f for f in listening if isinstance(message, dict) and f.frame_id is not None
+                 and message.get("id") == f.frame_id]
+        if named or listening:
+            (named or listening)[-1].reply = message
+        return False
+    return sort
