@@ -37,6 +37,7 @@ Row = Callable[[Scenario, Any], Awaitable[Verdict]]
 # holds the verdicts that finished. A card without a failure is the whole card, as without it.
 FAIL_FAST: ContextVar[bool] = ContextVar("course_grading_fail_fast", default=False)
 HARNESS = "course_lib.grading.harness"
+NOT_ASKED = "not asked: an earlier request got no answer"  # a row after one that hung
 
 
 @dataclass
@@ -138,7 +139,7 @@ async def run(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row, **opt
 async def judge_rows(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row, *,
                      key: Callable[[Scenario], Any] = lambda s: (s.name, s.era),
                      ended: Callable[[BaseException, list[Scenario]], list[Verdict]] = lab_lost,
-                     not_asked: str = "not asked: an earlier request got no answer") -> list[Verdict]:
+                     not_asked: str = NOT_ASKED) -> list[Verdict]:
     """The one runner: a lab per ``key`` (``open_lab(its first scenario)``, an async context manager),
     its rows in battery order (``row(s, lab)``; after a row that hung, ``not_asked``); a lab that fails
     is ``ended(exc, rows left)``."""
