@@ -126,11 +126,12 @@ def lab_lost(exc: BaseException, left: list[Scenario]) -> list[Verdict]:
 
 
 async def run(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row, **options) -> Scorecard:
-    """The exercise's card (``judge_rows``); the servers the student's code left running are stopped."""
+    """The exercise's card (``judge_rows``; ``calls=N``: the student's code runs N times, not once a row);
+    the servers the student's code left running are stopped."""
     if ex.card is not None:  # the function could not be run at all
         return ex.card
     before = lab_servers()
-    with ahead([ex.budget] * len(ex.scenarios)):
+    with ahead([ex.budget] * options.pop("calls", len(ex.scenarios))):
         card = Scorecard(ex.title, await judge_rows(ex, open_lab, row, **options), ex.budget, ex.battery)
     card.left_running = stop_leftovers(before)
     return publish(card)
