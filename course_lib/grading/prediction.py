@@ -18,7 +18,6 @@ from mcp.types import PaginatedRequestParams
 from course_lib.chapters import peers_lab, real_clients
 from course_lib.errors import unwrap
 from course_lib.grading import outcome as o
-from course_lib.grading.battery import load_battery
 from course_lib.grading.budget import observe
 from course_lib.grading.runner import exercise, run
 from course_lib.grading.scorecard import Scorecard, Verdict
@@ -79,10 +78,9 @@ async def measure(client: str, modes: list[str], budget: float) -> dict[str, str
     return cells
 
 
-async def measure_all(battery: str = BATTERY) -> dict[str, dict[str, str]]:
-    _, scenarios, spec = load_battery(battery)
-    clients = list(dict.fromkeys(s.name for s in scenarios))
-    return await for_each(lambda c: measure(c, spec["eras"], spec["budget_seconds"]), clients, limit=2)
+async def measure_all(ex) -> dict[str, dict[str, str]]:
+    clients = list(dict.fromkeys(s.name for s in ex.scenarios))
+    return await for_each(lambda c: measure(c, ex.spec["eras"], ex.budget), clients, limit=2)
 
 
 def judge(s, predicted, measured: str) -> Verdict:
@@ -126,7 +124,7 @@ async def grade_prediction(student, battery: str = BATTERY) -> Scorecard:
             return student()
 
         outcome = await observe(call, ex.budget)
-        yield outcome, (await measure_all(battery) if isinstance(outcome.value, dict) else None)
+        yield outcome, (await measure_all(ex) if isinstance(outcome.value, dict) else None)
 
     async def row(s, lab) -> Verdict:
         return judge_all([s], *lab)[0]
