@@ -203,17 +203,17 @@ async def run_battery(ex: Exercise, call: Callable[[Scenario, Any], Awaitable[An
 
 
 async def each_scenario(run_one: Callable[[Any], Awaitable[Any]], items: list, name: str = "exercise") -> list:
-    """``run_one`` on every item (a scenario, or a lab's scenarios), a few side by side (under ``FAIL_FAST``
-    one after another, era by era, until a verdict fails). The stop button says in one line that the
+    """``run_one`` on every item (a lab's scenarios), a few side by side (under ``FAIL_FAST`` one lab
+    after another, era by era, until a verdict fails). The stop button says in one line that the
     check ``name`` was stopped and its servers are gone (``_runtime.interrupts``), not a traceback."""
     with interrupts.running("check", name):
         if not FAIL_FAST.get():
             return list((await gather({i: partial(run_one, item) for i, item in enumerate(items)})).values())
-        era = lambda item: getattr(item[0] if isinstance(item, list) else item, "era", "")  # noqa: E731
+        era = lambda rows: rows[0].era  # noqa: E731
         eras = list(dict.fromkeys(map(era, items)))
         done = {}
         for i in sorted(range(len(items)), key=lambda i: eras.index(era(items[i]))):
             done[i] = await run_one(items[i])
-            if not all(v.passed for v in (done[i] if isinstance(done[i], list) else [done[i]])):
+            if not all(v.passed for v in done[i]):
                 break
         return [done[i] for i in sorted(done)]
