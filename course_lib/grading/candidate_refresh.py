@@ -6,6 +6,7 @@ once, lets the caller's exception propagate unretried, and sends nothing on ``ac
 ``fixtures/grading/candidate.json`` is one probe, run in every era, judged on what it ``Seen``."""
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
@@ -17,8 +18,8 @@ from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario
 from course_lib.grading.budget import stopped_inside, within
 from course_lib.grading.candidate_opener import CandidateOpener, sent, settled
-from course_lib.grading.runner import each_scenario, exercise
-from course_lib.grading.scorecard import Scorecard, Verdict, publish
+from course_lib.grading.runner import exercise, run
+from course_lib.grading.scorecard import Scorecard, Verdict
 from course_lib.grading.unavailable import without
 from course_lib.labs import connect
 from course_lib.paths import fixture
@@ -249,10 +250,10 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
                           eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
     """Grade ``my_retrying_candidate(active, open_candidate)`` (an async context manager)."""
     ex = exercise(battery, only, budget=budget, default=30.0)
-    title, scenarios, spec, budget, entries = ex.title, ex.scenarios, ex.spec, ex.budget, ex.rows
+    spec, budget, entries = ex.spec, ex.budget, ex.rows
     era_list = [era for era in spec["era_list"] if eras is None or era in eras]
     if len(era_list) == 1:  # a card restricted to one era says so in its era column
-        scenarios = [replace(s, era=era_list[0]) for s in scenarios]
+        ex.scenarios = [replace(s, era=era_list[0]) for s in ex.scenarios]
     student = without(student, spec.get("unavailable", ()))
 
     async def attempt(s: Scenario, entry: dict, era: str) -> None:
@@ -286,10 +287,10 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
         except BaseException as group:
             return classify(group, budget)
 
-    async def run(s: Scenario) -> Verdict:
+    async def row(s: Scenario, lab: None) -> Verdict:
         # One era after the other: a context manager that spins holds the whole event loop, and
         # the watchdog can only stop the task it watches.
         return judge_eras(s, {era: await outcome(s, era) for era in era_list}, spec["check_hints"])
 
-    return publish(Scorecard(f"{title} (each stopped after {budget:g} s)", await each_scenario(run, scenarios, title),
-                             battery=battery))
+    # A row opens its own labs, one an era (``attempt``).
+    return await run(ex, lambda s: nullcontext(), row, calls=len(ex.scenarios) * len(era_list))

@@ -11,6 +11,7 @@ import json
 import shutil
 import sys
 import tempfile
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -24,7 +25,7 @@ from course_lib.grading import outcome as o
 from course_lib.grading.budget import observe_now
 from course_lib.grading.battery import Scenario
 from course_lib.grading.child import SourceError, child_argv, load, write_module
-from course_lib.grading.runner import exercise
+from course_lib.grading.runner import exercise, run
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.line_client import LineClient, asserts_active, python_argv
 from course_lib.scenarios import for_each
@@ -218,24 +219,25 @@ def _label(combos: list[tuple[str, str]], eras: list[str], modes: list[str]) -> 
 
 async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
                          budget: float | None = None, modes: list[str] | None = None) -> Scorecard:
-    """Grade ``my_check_reply(line, request_id)`` on the battery's damaged replays."""
+    """Grade ``my_check_reply(line, request_id)`` on the battery's damaged replays: one lab replays
+    every row's files in each interpreter, then each row is judged on its replays."""
     ex = exercise(battery, only, budget=budget, default=5.0)
-    scenarios, spec, budget, entries = ex.scenarios, ex.spec, ex.budget, ex.rows
+    spec, entries = ex.spec, ex.rows
     eras, modes = spec["era_list"], list(modes or spec["modes"])
-    title = f"{ex.title} (each call stopped after {budget:g} s)"
 
     directory = Path(tempfile.mkdtemp(prefix="course-envelope-grade-"))
     try:
         write_module(directory, MODULE, student, spec.get("unavailable", ()))
     except SourceError as exc:
         shutil.rmtree(directory, ignore_errors=True)
-        return publish(Scorecard(title, [Verdict(replace(s, hint=spec["class_hints"]["source"]), False, str(exc),
-                                                 o.CRASH, o.crashed(exc)) for s in scenarios], battery=battery))
+        return publish(Scorecard(ex.title, [Verdict(replace(s, hint=spec["class_hints"]["source"]), False, str(exc),
+                                                    o.CRASH, o.crashed(exc)) for s in ex.scenarios], ex.budget, battery))
 
-    captures = await for_each(capture, eras)
-    try:
+    @asynccontextmanager
+    async def open_lab(_):
+        captures = await for_each(capture, eras)
         files, where = [], {}
-        for index, s in enumerate(scenarios):
+        for index, s in enumerate(ex.scenarios):
             for era in eras:
                 name = f"{index:02d}-{era}.json"
                 (directory / name).write_text(json.dumps(damage(captures[era], entries[s.name]["damage"])),
@@ -243,14 +245,17 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
                 files.append(name)
                 where[(s.name, era)] = name
         (directory / "spec.json").write_text(json.dumps({"function": student.__name__, "files": files,
-                                                         "budget": budget}), encoding="utf-8")
-        results = await for_each(lambda mode: _run_child(directory, files, mode, budget), modes)
+                                                         "budget": ex.budget}), encoding="utf-8")
+        results = await for_each(lambda mode: _run_child(directory, files, mode, ex.budget), modes)
+        yield lambda s: {(e, m): results[m][where[(s.name, e)]] for e in eras for m in modes}
+
+    async def row(s: Scenario, replays) -> Verdict:
+        return judge_envelope(s, replays(s), entries[s.name]["refused_at"], eras, modes, spec["class_hints"])
+
+    try:
+        return await run(ex, open_lab, row, key=lambda s: battery, calls=len(ex.scenarios) * len(eras) * len(modes))
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-
-    verdicts = [judge_envelope(s, {(e, m): results[m][where[(s.name, e)]] for e in eras for m in modes},
-                               entries[s.name]["refused_at"], eras, modes, spec["class_hints"]) for s in scenarios]
-    return publish(Scorecard(title, verdicts, battery=battery))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from mcp.types import PaginatedRequestParams
@@ -17,9 +18,9 @@ from mcp.types import PaginatedRequestParams
 from course_lib.chapters import peers_lab, real_clients
 from course_lib.errors import unwrap
 from course_lib.grading import outcome as o
-from course_lib.grading.battery import load_battery
 from course_lib.grading.budget import observe
-from course_lib.grading.scorecard import Scorecard, Verdict, publish
+from course_lib.grading.runner import exercise, run
+from course_lib.grading.scorecard import Scorecard, Verdict
 from course_lib.labs import connect
 from course_lib.scenarios import for_each
 
@@ -77,10 +78,9 @@ async def measure(client: str, modes: list[str], budget: float) -> dict[str, str
     return cells
 
 
-async def measure_all(battery: str = BATTERY) -> dict[str, dict[str, str]]:
-    _, scenarios, spec = load_battery(battery)
-    clients = list(dict.fromkeys(s.name for s in scenarios))
-    return await for_each(lambda c: measure(c, spec["eras"], spec["budget_seconds"]), clients, limit=2)
+async def measure_all(ex) -> dict[str, dict[str, str]]:
+    clients = list(dict.fromkeys(s.name for s in ex.scenarios))
+    return await for_each(lambda c: measure(c, ex.spec["eras"], ex.budget), clients, limit=2)
 
 
 def judge(s, predicted, measured: str) -> Verdict:
@@ -114,12 +114,19 @@ def judge_all(scenarios, outcome: o.Outcome, measured: dict | None) -> list[Verd
 
 
 async def grade_prediction(student, battery: str = BATTERY) -> Scorecard:
-    """Grade ``my_prediction()`` against every client of the battery, run live."""
-    title, scenarios, spec = load_battery(battery)
+    """Grade ``my_prediction()`` against every client of the battery, run live: one lab for every row,
+    the student's function called once and, when it returned a dict, every client measured."""
+    ex = exercise(battery)
 
-    async def call():
-        return student()
+    @asynccontextmanager
+    async def open_lab(s):
+        async def call():
+            return student()
 
-    outcome = await observe(call, spec["budget_seconds"])
-    measured = await measure_all(battery) if isinstance(outcome.value, dict) else None
-    return publish(Scorecard(title, judge_all(scenarios, outcome, measured), spec["budget_seconds"], battery))
+        outcome = await observe(call, ex.budget)
+        yield outcome, (await measure_all(ex) if isinstance(outcome.value, dict) else None)
+
+    async def row(s, lab) -> Verdict:
+        return judge_all([s], *lab)[0]
+
+    return await run(ex, open_lab, row, key=lambda s: battery, calls=1)

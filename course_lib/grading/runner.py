@@ -37,6 +37,7 @@ Row = Callable[[Scenario, Any], Awaitable[Verdict]]
 # holds the verdicts that finished. A card without a failure is the whole card, as without it.
 FAIL_FAST: ContextVar[bool] = ContextVar("course_grading_fail_fast", default=False)
 HARNESS = "course_lib.grading.harness"
+NOT_ASKED = "not asked: an earlier request got no answer"  # a row after one that hung
 
 
 @dataclass
@@ -125,11 +126,12 @@ def lab_lost(exc: BaseException, left: list[Scenario]) -> list[Verdict]:
 
 
 async def run(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row, **options) -> Scorecard:
-    """The exercise's card (``judge_rows``); the servers the student's code left running are stopped."""
+    """The exercise's card (``judge_rows``; ``calls=N``: the student's code runs N times, not once a row);
+    the servers the student's code left running are stopped."""
     if ex.card is not None:  # the function could not be run at all
         return ex.card
     before = lab_servers()
-    with ahead([ex.budget] * len(ex.scenarios)):
+    with ahead([ex.budget] * options.pop("calls", len(ex.scenarios))):
         card = Scorecard(ex.title, await judge_rows(ex, open_lab, row, **options), ex.budget, ex.battery)
     card.left_running = stop_leftovers(before)
     return publish(card)
@@ -138,7 +140,7 @@ async def run(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row, **opt
 async def judge_rows(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row, *,
                      key: Callable[[Scenario], Any] = lambda s: (s.name, s.era),
                      ended: Callable[[BaseException, list[Scenario]], list[Verdict]] = lab_lost,
-                     not_asked: str = "not asked: an earlier request got no answer") -> list[Verdict]:
+                     not_asked: str = NOT_ASKED) -> list[Verdict]:
     """The one runner: a lab per ``key`` (``open_lab(its first scenario)``, an async context manager),
     its rows in battery order (``row(s, lab)``; after a row that hung, ``not_asked``); a lab that fails
     is ``ended(exc, rows left)``."""
@@ -201,17 +203,17 @@ async def run_battery(ex: Exercise, call: Callable[[Scenario, Any], Awaitable[An
 
 
 async def each_scenario(run_one: Callable[[Any], Awaitable[Any]], items: list, name: str = "exercise") -> list:
-    """``run_one`` on every item (a scenario, or a lab's scenarios), a few side by side (under ``FAIL_FAST``
-    one after another, era by era, until a verdict fails). The stop button says in one line that the
+    """``run_one`` on every item (a lab's scenarios), a few side by side (under ``FAIL_FAST`` one lab
+    after another, era by era, until a verdict fails). The stop button says in one line that the
     check ``name`` was stopped and its servers are gone (``_runtime.interrupts``), not a traceback."""
     with interrupts.running("check", name):
         if not FAIL_FAST.get():
             return list((await gather({i: partial(run_one, item) for i, item in enumerate(items)})).values())
-        era = lambda item: getattr(item[0] if isinstance(item, list) else item, "era", "")  # noqa: E731
+        era = lambda rows: rows[0].era  # noqa: E731
         eras = list(dict.fromkeys(map(era, items)))
         done = {}
         for i in sorted(range(len(items)), key=lambda i: eras.index(era(items[i]))):
             done[i] = await run_one(items[i])
-            if not all(v.passed for v in (done[i] if isinstance(done[i], list) else [done[i]])):
+            if not all(v.passed for v in done[i]):
                 break
         return [done[i] for i in sorted(done)]

@@ -21,11 +21,10 @@ from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario
 from course_lib.grading.child import SourceError, write_module
 from course_lib.grading.outcome import Failed
-from course_lib.grading.runner import RECORDER, Exercise, exercise, lab_lost, verdict_of
+from course_lib.grading.runner import NOT_ASKED, RECORDER, Exercise, exercise, lab_lost, verdict_of
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.labs import connect
 
-NOT_ASKED = "not asked: an earlier request got no answer"
 LIMIT = 30.0  # seconds past the budget a reply may take before the lab gives up (the harness stops a call at it)
 
 
