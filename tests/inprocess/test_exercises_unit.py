@@ -109,3 +109,30 @@ def test_the_exercise_follows_the_convention(stem, name, grader):
 def test_the_checks_stored_card_is_the_starters_zero(stem, name, grader):
     _, check = the_cell(load(stem), "check", name)
     assert re.search(r"\b0/\d+ scenarios pass$", words(text_of(check)))
+
+
+# The untouched starter's card, as the chapter stores it (strict nbval re-runs the check cell and holds
+# the stored card to the real run): every row fails, the first with the starter's own error and the
+# starter's hint, every later one as "the same way as in 1". Rows and error written from the batteries
+# and the starters, not from the cards.
+STARTER_CARDS = {
+    ("03_schema_cache", "my_retrying_candidate"): (5, 5, "NotImplementedError: your candidate here"),
+    ("04_resources_and_uris", "my_read_resource"): (10, 20, "NotImplementedError: write your read handler here"),
+    ("08_stateless_wire", "my_check_reply"): (14, 14, "NotImplementedError"),
+}
+
+
+@pytest.mark.parametrize("stem, name", list(STARTER_CARDS), ids=[f"{s}:{n}" for s, n in STARTER_CARDS])
+def test_the_stored_starter_card_fails_every_row_with_the_starters_error(stem, name):
+    rows, verdicts, error = STARTER_CARDS[(stem, name)]
+    _, check = the_cell(load(stem), "check", name)
+    text = text_of(check)
+    table = text.split("\n\n")[0].splitlines()
+    lines = table[table.index(next(ln for ln in table if ln.startswith("---"))) + 1:]
+    assert len(lines) == rows and all(ln.endswith("FAIL") and "PASS" not in ln.split() for ln in lines), table
+    items = re.split(r"\n(?=\d+\. )", text.split("What failed", 1)[1])[1:]
+    assert len(items) == rows, items
+    assert f"observed your code crashed: {error}" in words(items[0]), items[0]
+    assert "This is still the starter" in words(items[0])
+    assert all("crashed the same way as in 1" in words(item) for item in items[1:]), items
+    assert words(text).endswith(f"0/{verdicts} scenarios pass")

@@ -11,14 +11,6 @@ from scorecard_checks import assert_flagged
 
 pytestmark = pytest.mark.anyio
 
-NOTEBOOK = "03_schema_cache.ipynb"
-
-
-@asynccontextmanager
-async def starter(active, open_candidate):
-    raise NotImplementedError("your candidate here")
-    yield
-
 
 @asynccontextmanager
 async def publishes_page_1(active, open_candidate):
@@ -128,21 +120,6 @@ class ClassCandidate:
     async def __aexit__(self, exc_type, exc, tb):
         await self.opened.__aexit__(exc_type, exc, tb)
         return False
-
-
-async def test_the_untouched_starter_scores_zero():
-    card = await grade_candidate(starter)
-    assert not any(v.passed for v in card.verdicts), card.text()
-    assert len(card.verdicts) == 5
-    for v in card.verdicts:
-        assert v.observed == "your code crashed: NotImplementedError: your candidate here"
-
-
-def reference(name):
-    """The hidden solution cell's definition of ``name``."""
-    from course_lib.tooling.student_copy import reference_solution
-
-    return reference_solution(NOTEBOOK, name)
 
 
 async def test_a_class_with_aenter_and_aexit_passes():

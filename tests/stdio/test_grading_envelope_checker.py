@@ -34,10 +34,6 @@ def reference(tmp_path, name):
     return namespace[name]
 
 
-def starter(line, request_id):
-    raise NotImplementedError
-
-
 def with_asserts(line, request_id):
     reply = json.loads(line)
     assert isinstance(reply, dict), "response object"
@@ -69,13 +65,6 @@ def accepts_a_boolean_id(line, request_id):
 def loops_forever(line, request_id):
     while True:
         pass
-
-
-async def test_the_untouched_starter_scores_zero():
-    card = await grade_envelope(starter)
-    assert not any(v.passed for v in card.verdicts), card.text()
-    assert len(card.verdicts) == 14
-    assert all(v.observed == "your code crashed: NotImplementedError" for v in card.verdicts)
 
 
 async def test_the_reference_with_the_chapters_require_passes_in_both_eras_and_interpreters(tmp_path):
