@@ -20,7 +20,6 @@ from course_lib._runtime.process import this_interpreter
 from course_lib.audit.http import HttpClient
 from course_lib.errors import CourseError
 from course_lib.line_client import LineClient, WireError
-from course_lib.protocol import LEGACY, MODERN_VERSION
 
 # Checks of the strict client that judge a reply's envelope (the others judge the process).
 ENVELOPE_CHECKS = ("stdout_noise", "response_object", "jsonrpc_version", "id_type", "id_match",
@@ -197,6 +196,3 @@ def describe_error(error: dict) -> str:
     message = " ".join(message.split())
     return f"{error.get('code')} {message[:60]}{'…' if len(message) > 60 else ''}"
 
-
-def era_label(era: str) -> str:
-    return "legacy" if era == LEGACY else MODERN_VERSION
