@@ -69,7 +69,12 @@ async def ask_row(asker: served.Asker, row: dict, era: str = "legacy") -> str:
     for uri in row["reads"]:
         read = asker.ask(lambda: asker.lab.session.read_resource(uri), f"{short(uri)}: ")
         judge_read(expect, uri, await served.answer_of(read), oracle, era)
-    done = ", ".join(short(u) for u in row["reads"])
+    return observed_when_passed(row)
+
+
+def observed_when_passed(row: dict) -> str:
+    """What a row whose every read passed observed: its reads and what they got."""
+    expect, done = row["expect"], ", ".join(short(u) for u in row["reads"])
     if "texts" in expect:
         return f"{done}: the fixed {expect['texts']} texts, text/plain"
     if expect.get("not_found"):

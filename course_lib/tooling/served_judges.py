@@ -3,9 +3,9 @@
 A served row is recorded as the requests it sent and its lab's wire (``grading.served.answered``): the
 replies the judge read. Each function here reads those reply frames as the row's ``ask_row`` reads
 them from the client session (the student's crash carried as -32603, a reply error as ``MCPError``,
-a result as the SDK's model) and hands them to the exercise's own judge. The row's observation
-outside the judge is the ``ask_row``'s; ``make record`` checks each row judged here against the real
-run, and the exercise module is in the recording's fingerprint (``depends``)."""
+a result as the SDK's model) and hands them to the exercise's own judge; a row that passed says what
+``ask_row`` says (``snapshot_server.observed_when_passed``). ``make record`` checks each row judged here
+against the real run, and the exercise module is in the recording's fingerprint (``depends``)."""
 from __future__ import annotations
 
 from mcp import MCPError
@@ -57,9 +57,8 @@ def judge_tool_result(s, outcome: o.Outcome):
 def judge_snapshot_server(s, outcome: o.Outcome):
     """Chapter 5's server judge on a row's recording: each ``resources/read`` reply, in order, as
     ``snapshot_server.ask_row`` judges it (its first failing read is the row's)."""
-    from course_lib.bundles import short
     from course_lib.chapters.snapshot_lab import load_oracle
-    from course_lib.grading.snapshot_server import BATTERY, judge_read
+    from course_lib.grading.snapshot_server import BATTERY, judge_read, observed_when_passed
 
     row, oracle = rows_of(read_spec(BATTERY))[s.name], load_oracle()
 
@@ -71,11 +70,6 @@ def judge_snapshot_server(s, outcome: o.Outcome):
             judge_read(row["expect"], uri, answer_of(reply, ReadResourceResult), oracle, s.era)
         if len(found) < len(row["reads"]):
             raise ValueError(f"{s.name}: {len(found)} of the row's {len(row['reads'])} reads recorded")
-        expect, done = row["expect"], ", ".join(short(u) for u in row["reads"])
-        if "texts" in expect:
-            return f"{done}: the fixed {expect['texts']} texts, text/plain"
-        if expect.get("not_found"):
-            return f"{done}: the era's not-found, with data.uri"
-        return f"{done}: MCPError {expect['code']}"
+        return observed_when_passed(row)
 
     return verdict(s, judge)
