@@ -20,11 +20,11 @@ from pathlib import Path
 import nbformat
 
 from course_lib.grading.runner import RECORDER
-from course_lib.paths import NOTEBOOKS, ROOT
+from course_lib.paths import ROOT
 from course_lib.tooling import transcripts as t
 from course_lib.tooling.solution_mutants import chapter_namespace
-from course_lib.tooling.student_copy import definitions, solution_sources, tags
-from course_lib.tooling.visible import chapter_functions, fits, run_definitions, visible_cells
+from course_lib.tooling.student_copy import definitions, solution_sources
+from course_lib.tooling.visible import fitting, visible_cells
 
 
 class RecordingFailed(Exception):
@@ -48,15 +48,9 @@ def _module(path: Path):
 
 def visible_functions(stem: str, starter: str) -> dict:
     """The functions the chapter's visible cells define that can be called as its starter is."""
-    namespace, candidates = chapter_functions(stem)
-    starter_space = dict(namespace)
-    for cell in nbformat.read(NOTEBOOKS / f"{stem}.ipynb", as_version=4).cells:
-        if "exercise" in tags(cell) and cell.cell_type == "code":
-            run_definitions(cell.source, f"<{stem} starter>", starter_space)
     found: dict = {}
-    for name, space in candidates:
-        if fits(space[name], starter_space[starter]):
-            found.setdefault(name, space[name])
+    for name, space in fitting(stem, starter)[1]:
+        found.setdefault(name, space[name])
     return found
 
 

@@ -87,6 +87,17 @@ def chapter_functions(stem: str) -> tuple[dict, list]:
     return namespace, candidates
 
 
+def fitting(stem: str, starter: str) -> tuple[dict, list]:
+    """The chapter's visible functions that can be called as its exercise ``starter`` is (the starter
+    as the chapter's exercise cells define it): (namespace, candidates), as ``chapter_functions``."""
+    namespace, candidates = chapter_functions(stem)
+    starter_space = dict(namespace)
+    for cell in nbformat.read(NOTEBOOKS / f"{stem}.ipynb", as_version=4).cells:
+        if "exercise" in tags(cell) and cell.cell_type == "code":
+            run_definitions(cell.source, f"<{stem} starter>", starter_space)
+    return namespace, [(name, space) for name, space in candidates if fits(space[name], starter_space[starter])]
+
+
 def fits(obj, starter) -> bool:
     """Whether ``obj`` can be called as the starter is (the same number of positional arguments)."""
     if inspect.isclass(starter):

@@ -12,7 +12,7 @@ from mcp.types import PaginatedRequestParams
 from course_lib import CatalogError
 from course_lib.grading.runner import FAIL_FAST
 from course_lib.tooling import transcripts
-from course_lib.tooling.visible import chapter_functions, fits, run_definitions
+from course_lib.tooling.visible import fitting
 
 from test_exercises_unit import IDS, PAIRS, load, the_cell, words
 
@@ -68,20 +68,14 @@ SWEPT = [(s, n, i) for (s, n, _), i in zip(PAIRS, IDS) if (s, n) not in RECORDED
     pytest.param(s, n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_COPIES[s])) if s in KNOWN_COPIES
     else (s, n) for s, n, _ in SWEPT], ids=[i for _, _, i in SWEPT])
 async def test_no_function_a_visible_cell_defines_passes_the_exercise(stem, name):
-    nb = load(stem)
-    starter_space: dict = {"__name__": "__main__"}
-    _, check = the_cell(nb, "check", name)
-    _, starter = the_cell(nb, "exercise", name)
-    namespace, candidates = chapter_functions(stem)
-    starter_space.update(namespace)
-    run_definitions(starter.source, f"<{stem} starter>", starter_space)
-    fitting = [(n, space) for n, space in candidates if fits(space[n], starter_space[name])]
+    _, check = the_cell(load(stem), "check", name)
+    namespace, candidates = fitting(stem, name)
     graded = {}
     # Only "it fails" is asked: a grading ends at its first failing scenario (a candidate that
     # fails none is graded on every scenario, as the check cell grades it).
     fail_fast = FAIL_FAST.set(True)
     try:
-        for candidate, space in fitting:
+        for candidate, space in candidates:
             cell_space = {**namespace, **space, name: space[candidate]}
             card = await run_cell(check.source, cell_space)
             graded[candidate] = card.passed
