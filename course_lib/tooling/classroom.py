@@ -42,6 +42,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -214,16 +215,31 @@ def _pip(python: Path, constraints: Path, version: str, site: Path | None, *args
                     *args, str(local)], check=True)
 
 
-def install() -> None:
+def install(wait: float | None = None) -> None:
     """Build ``.venv-classroom`` from an interpreter every student may run: the course's pins and
     JupyterHub's single-user server, and copies of the SDK 1.29.0 and chapter 07 interpreters in
     it (``PEER_VENVS``); idempotent, and nothing is fetched while the pins are unchanged. One
     install at a time: a second caller (the classroom's test while CI installs beside the suite)
-    waits for the first, then finds it done."""
+    waits for the first (at most ``wait`` seconds, when given), then finds it done."""
     require_platform()
     with open(ROOT / ".venv-classroom.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        take_lock(lock, wait)  # released when the file closes
         _install()
+
+
+def take_lock(lock, wait: float | None) -> None:
+    """An exclusive lock on the open file ``lock``; waits at most ``wait`` seconds (None: as long
+    as it takes), then ``ClassroomError`` with reason ``install_busy``."""
+    deadline = None if wait is None else time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if deadline is None else fcntl.LOCK_NB))
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise ClassroomError(f"another classroom install still runs after {wait:g} s: wait for it, or "
+                                     f"stop it and run make classroom-install again", reason="install_busy") from None
+            time.sleep(min(1.0, wait))
 
 
 def _install() -> None:

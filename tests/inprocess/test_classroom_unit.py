@@ -70,3 +70,14 @@ def test_a_machine_that_cannot_serve_a_class_is_told_so_before_anything_happens(
         classroom.require_platform()
     assert caught.value.reason == "classroom_unsupported"
     assert classroom.main(["serve", str(HERE / "roster.txt")]) == 2
+
+
+def test_a_second_install_waits_for_the_first_at_most_its_budget(tmp_path):
+    path = tmp_path / "install.lock"
+    with open(path, "w") as first, open(path, "w") as second:
+        classroom.take_lock(first, None)
+        with pytest.raises(classroom.ClassroomError, match="still runs after 0.3 s") as raised:
+            classroom.take_lock(second, 0.3)
+        assert raised.value.reason == "install_busy"
+    with open(path, "w") as third:  # the first's lock went with its file
+        classroom.take_lock(third, 0.3)

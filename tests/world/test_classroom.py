@@ -35,6 +35,9 @@ needs_a_class_machine = pytest.mark.skipif(
     reason="the classroom needs Linux, root (it makes system users) and Chromium")
 
 CHAPTER = "01_pagination.ipynb"
+# limits, far above a run on a loaded machine (an install of about 6 minutes, a class of about 3):
+# a step that hangs fails the test, saying which, instead of holding the suite
+INSTALL_WAIT, CLASS_LIMIT = 1800, 900
 
 
 def _get(url: str) -> int:
@@ -78,9 +81,9 @@ async def _run_chapter(context, url: str, copy: Path) -> dict:
         assert asked is None, f"JupyterLab asked instead of starting the kernel: {asked}"
         await page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
         await asyncio.wait_for(page.evaluate(bc._RUN_ALL), 300)
-        cells = await page.evaluate(bc._CELLS)
+        cells = await asyncio.wait_for(page.evaluate(bc._CELLS), 120)
     finally:
-        await page.close()
+        await asyncio.wait_for(page.close(), 60)
     allowed = {i for i, c in enumerate(nb.cells) if "raises-exception" in c.metadata.get("tags", [])}
     stored = {i: "".join(o.get("text", "") for o in c.get("outputs", []) if o.get("name") == "stderr")
               for i, c in enumerate(nb.cells)}
@@ -123,13 +126,14 @@ async def _class(hub: str, students: list[str], instructor: str, secret: dict) -
             seen["instructor_page"] = await page.inner_text("body")
             seen["phases"]["instructor"] = time.monotonic() - started
         finally:
-            await browser.close()
+            await asyncio.wait_for(browser.close(), 60)
     return seen
 
 
 @needs_a_class_machine
 def test_two_students_at_once_each_in_their_own_copy_and_the_instructor_sees_both(tmp_path):
-    classroom.install()  # .venv-classroom: built once, then reused while the pins are unchanged
+    # .venv-classroom: built once, then reused while the pins are unchanged (CI builds it beside the suite)
+    classroom.install(wait=INSTALL_WAIT)
     tag = secrets.token_hex(3)
     students, instructor = [f"mcpt{tag}a", f"mcpt{tag}b"], f"mcpt{tag}t"
     roster = tmp_path / "roster.txt"
@@ -153,7 +157,7 @@ def test_two_students_at_once_each_in_their_own_copy_and_the_instructor_sees_bot
             time.sleep(0.5)
         secret = json.loads((state / "passwords.json").read_text())
         print(f"hub up: {time.monotonic() - deadline + 90:.0f} s")
-        seen = asyncio.run(_class(hub, students, instructor, secret))
+        seen = asyncio.run(asyncio.wait_for(_class(hub, students, instructor, secret), CLASS_LIMIT))
         # every process the class started, recorded while it runs
         for child in psutil.Process(proc.pid).children(recursive=True) + [psutil.Process(proc.pid)]:
             try:
