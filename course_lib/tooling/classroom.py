@@ -215,10 +215,46 @@ def _pip(python: Path, constraints: Path, version: str, site: Path | None, *args
                     *args, str(local)], check=True)
 
 
+def _same_python(venv: Path, version: str) -> bool:
+    """Whether the set-up's ``venv`` runs the students' Python ``version`` (major.minor: one ABI)."""
+    cfg = venv / "pyvenv.cfg"
+    found = re.search(r"^version(?:_info)?\s*=\s*(\d+\.\d+)", cfg.read_text(), re.M) if cfg.exists() else None
+    return bool(found) and version.startswith(found.group(1) + ".")
+
+
+def copy_venv(ours: Path, theirs: Path) -> None:
+    """Copy the packages of the set-up's venv ``ours`` into ``theirs`` (a venv of the students'
+    interpreter, the same Python minor version): its libraries and data files (hard links where
+    the file system allows), and its commands with their interpreter line pointing at ``theirs``."""
+    def link_or_copy(source, target):
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copy2(source, target)
+
+    for part in ("lib", "share", "etc", "include"):
+        shutil.rmtree(theirs / part, ignore_errors=True)  # an earlier copy: its files may be ours' own
+        if (ours / part).is_dir():
+            shutil.copytree(ours / part, theirs / part, symlinks=True, dirs_exist_ok=True,
+                            copy_function=link_or_copy)
+    for command in (ours / "bin").iterdir():
+        target = theirs / "bin" / command.name
+        if command.is_symlink() or command.name.startswith(("python", "activate", "Activate")):
+            continue
+        data = command.read_bytes()
+        if data.startswith(b"#!"):  # the interpreter line, and the long-path form of it (pip's sh trampoline)
+            data = data.replace(str(ours).encode() + b"/bin/python", str(theirs).encode() + b"/bin/python")
+        target.unlink(missing_ok=True)
+        target.write_bytes(data)
+        os.chmod(target, command.stat().st_mode & 0o777)
+
+
 def install(wait: float | None = None) -> None:
     """Build ``.venv-classroom`` from an interpreter every student may run: the course's pins and
     JupyterHub's single-user server, and copies of the SDK 1.29.0 and chapter 07 interpreters in
-    it (``PEER_VENVS``); idempotent, and nothing is fetched while the pins are unchanged. One
+    it (``PEER_VENVS``): the set-up's own packages copied when that interpreter has the set-up's
+    Python version (:func:`copy_venv`), else installed by pip from the same pins; idempotent, and
+    nothing is done again while the pins are unchanged. One
     install at a time: a second caller (the classroom's test while CI installs beside the suite)
     waits for the first (at most ``wait`` seconds, when given), then finds it done."""
     require_platform()
@@ -255,14 +291,20 @@ def _install() -> None:
     version = subprocess.run([str(python), "-c", "import platform; print(platform.python_version())"],
                              capture_output=True, text=True, check=True).stdout.strip()
     installs = [(python, ROOT / ".ci" / "constraints.txt", version, None, "-e", f"{ROOT}[classroom]", "-c")]
+    copies = [(ROOT / ".venv", VENV)]
     for _, folder, lock, ours in PEER_VENVS:
         peer = VENV / folder / "bin" / "python"
         if not peer.exists():
             subprocess.run([base, "-m", "venv", str(VENV / folder)], check=True)
         installs.append((peer, ROOT / lock, version, _site(ROOT / ours), "-r"))
-    with ThreadPoolExecutor(len(installs)) as pool:  # three independent interpreters: side by side
-        for done in [pool.submit(_pip, *install) for install in installs]:
-            done.result()  # the first that failed raises here, after all have ended
+        copies.append((ROOT / ours, VENV / folder))
+    if all(_same_python(ours, version) for ours, _ in copies):
+        for ours, theirs in copies:  # the set-up's own packages, pinned alike: nothing fetched again
+            copy_venv(ours, theirs)
+    else:
+        with ThreadPoolExecutor(len(installs)) as pool:  # three independent interpreters: side by side
+            for done in [pool.submit(_pip, *install) for install in installs]:
+                done.result()  # the first that failed raises here, after all have ended
     for folder in [VENV, *(VENV / entry[1] for entry in PEER_VENVS)]:
         os.chmod(folder, 0o755)
     stamp.touch()

@@ -1,5 +1,6 @@
 """In-process: the checks of tests/world/test_classroom.py's subject that start no process."""
 import json
+import os
 import sys
 from pathlib import Path
 import pytest
@@ -81,3 +82,33 @@ def test_a_second_install_waits_for_the_first_at_most_its_budget(tmp_path):
         assert raised.value.reason == "install_busy"
     with open(path, "w") as third:  # the first's lock went with its file
         classroom.take_lock(third, 0.3)
+
+
+def test_the_students_venv_is_the_set_ups_packages_with_its_commands_pointing_at_their_python(tmp_path):
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    (ours / "lib" / "python3.11" / "site-packages" / "pkg").mkdir(parents=True)
+    (ours / "lib" / "python3.11" / "site-packages" / "pkg" / "__init__.py").write_text("X = 1\n")
+    (ours / "share" / "jupyter").mkdir(parents=True)
+    (ours / "share" / "jupyter" / "ext.json").write_text("{}")
+    (ours / "bin").mkdir()
+    (ours / "bin" / "tool").write_text(f"#!{ours}/bin/python\nimport pkg\n")
+    (ours / "bin" / "tool").chmod(0o755)
+    (ours / "bin" / "long").write_text(f"#!/bin/sh\n'''exec' {ours}/bin/python \"$0\" \"$@\"\n' '''\n")
+    (ours / "bin" / "python").symlink_to("/usr/bin/python3")
+    (ours / "pyvenv.cfg").write_text("home = /x\nversion = 3.11.7\n")
+    (theirs / "bin").mkdir(parents=True)
+    (theirs / "bin" / "python").symlink_to("/usr/bin/python3")
+    (theirs / "lib" / "python3.11" / "site-packages" / "stale").mkdir(parents=True)
+
+    assert classroom._same_python(ours, "3.11.2") and not classroom._same_python(ours, "3.12.1")
+    assert not classroom._same_python(ours, "3.1.11")
+    classroom.copy_venv(ours, theirs)
+    site = theirs / "lib" / "python3.11" / "site-packages"
+    assert (site / "pkg" / "__init__.py").read_text() == "X = 1\n" and not (site / "stale").exists()
+    assert (theirs / "share" / "jupyter" / "ext.json").exists()
+    assert (theirs / "bin" / "tool").read_text() == f"#!{theirs}/bin/python\nimport pkg\n"
+    assert (theirs / "bin" / "tool").stat().st_mode & 0o777 == 0o755
+    assert f"'''exec' {theirs}/bin/python" in (theirs / "bin" / "long").read_text()
+    assert os.readlink(theirs / "bin" / "python") == "/usr/bin/python3"
+    classroom.copy_venv(ours, theirs)  # again, over its own copy
+    assert (site / "pkg" / "__init__.py").read_text() == "X = 1\n"
