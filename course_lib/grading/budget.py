@@ -44,10 +44,6 @@ _watches: dict[int, _Watch] = {}
 _saved: tuple | None = None  # the signal handler and timer in place before the first watch
 
 
-def _watchdog_available() -> bool:
-    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-
-
 def _current():
     """The running task, or None outside an event loop (a plain call: the thread's only one)."""
     try:
@@ -67,7 +63,7 @@ def watched(budget: float):
     """Register the current task (or plain call) with the watchdog for ``budget`` seconds (SIGALRM every TICK)."""
     global _saved
     task = _current()
-    if not _watchdog_available():
+    if not (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()):
         yield None  # another thread: only the budget's cancellation applies
         return
     now = time.monotonic()
@@ -108,13 +104,6 @@ _noticed = False
 _lock = threading.Lock()
 
 
-def still_running(budget: float, left: list[float] | None = None) -> str:
-    """The notice; ``left``: the budgets of the calls not finished, the running ones included."""
-    left = left or [budget]
-    return (f"still running — the budget is {budget:g} s a call; a call still running then is stopped; "
-            f"{len(left)} call{'s' if len(left) > 1 else ''} not finished: up to {sum(left):g} s in all")
-
-
 @contextmanager
 def ahead(budgets: list[float]):
     """Inside: the calls a check will make (their budgets), so that the notice tells the whole wait."""
@@ -139,8 +128,10 @@ def _monitor() -> None:
             late = [b for started, b in _running.values() if time.monotonic() - started > b / 2]
             if late and not _noticed:
                 _noticed = True
-                left = [b for _, b in _running.values()] + _ahead
-                print(still_running(max(late), left), file=sys.stdout, flush=True)
+                left = [b for _, b in _running.values()] + _ahead  # the calls not finished, running ones too
+                print(f"still running — the budget is {max(late):g} s a call; a call still running then is stopped; "
+                      f"{len(left)} call{'s' if len(left) > 1 else ''} not finished: up to {sum(left):g} s in all",
+                      file=sys.stdout, flush=True)
 
 
 @contextmanager

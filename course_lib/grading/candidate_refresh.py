@@ -26,14 +26,7 @@ from course_lib.paths import fixture
 from course_lib.walker import walk
 
 BATTERY = "candidate"
-
-
-def require(condition: object, check: str, message: str, value: Any = None) -> None:
-    """``negative_controls.require``, the failure carrying ``value`` (what its hint names as ``{value}``)."""
-    if not condition:
-        failed = CheckFailed(check, message)
-        failed.value = None if value is None else str(value)
-        raise failed
+require = CheckFailed.require  # ``value=``: what the check's hint names as ``{value}``
 
 
 def _catalog_of(ready: Any):
@@ -74,7 +67,8 @@ def seen(opener: CandidateOpener, active, frames_before: int, **found) -> Seen:
 
 
 def judge_untouched(s: Seen) -> None:
-    require(s.sent == 0, "active_untouched", "the candidate refresh sent frames on the active session", s.sent)
+    require(s.sent == 0, "active_untouched", "the candidate refresh sent frames on the active session",
+            value=str(s.sent))
 
 
 def judge_opened(s: Seen) -> None:
@@ -83,7 +77,7 @@ def judge_opened(s: Seen) -> None:
 
 def judge_candidates(s: Seen, count: int, why: str) -> None:
     require(not s.overlapped, "one_candidate_at_a_time", "a new candidate was opened while the previous one still ran")
-    require(s.opened == count, "retried_once", f"opened {s.opened} candidate(s); {why}", s.opened)
+    require(s.opened == count, "retried_once", f"opened {s.opened} candidate(s); {why}", value=str(s.opened))
 
 
 def judge_caller_failure(s: Seen) -> None:
@@ -121,7 +115,7 @@ def judge_gives_up(s: Seen) -> None:
     judge_untouched(s)
     judge_candidates(s, 2, "a rejected refresh is retried exactly once")
     require(s.reason == "duplicate_name", "candidate_rejected", f"candidate failed for another reason: {s.reason}",
-            s.reason)
+            value=s.reason)
 
 
 async def _refused_refresh(make, active, opener: CandidateOpener, frames_before: int) -> Seen:
@@ -150,7 +144,8 @@ async def probe_caller_failure(make, active, opener: CandidateOpener, era: str) 
         async with _open(make, active, opener) as ready:
             entered = True
             names = list(_catalog_of(ready).names)
-            require(names == ["alpha", "beta"], "candidate_complete", f"incomplete candidate: yielded {names}", names)
+            require(names == ["alpha", "beta"], "candidate_complete", f"incomplete candidate: yielded {names}",
+                    value=str(names))
             raise CallerBug("the caller's own failure")
     except CallerBug:
         propagated = True
@@ -239,8 +234,8 @@ def judge_eras(s: Scenario, found: dict, hints: dict) -> Verdict:
     observed = [result[0] for result in failures.values()]
     _, key, failure = next(iter(failures.values()))
     seen = next(outcome for outcome in found.values() if outcome is not None)
-    if getattr(seen.error, "value", None) is not None:  # the value the check's hint names
-        seen = seen.with_wire(seen.sent, value=seen.error.value)
+    if isinstance(seen.error, CheckFailed) and "value" in seen.error.details:  # the value the check's hint names
+        seen = seen.with_wire(seen.sent, value=seen.error.details["value"])
     same = len(failures) == len(found) and len(set(observed)) == 1
     text = observed[0] if same else "; ".join(f"{era}: {result[0]}" for era, result in failures.items())
     return Verdict(replace(s, hint=hints.get(key, s.hint)), False, text, failure, seen)

@@ -16,8 +16,6 @@ from course_lib.grading.runner import exercise, run_battery
 from course_lib.grading.scorecard import STARTER_HINT, Scorecard, Verdict, hint_for
 from course_lib.grading.unavailable import without
 
-# (the engine's names above are what the notebooks and tests import from here)
-
 
 def names_of(result: Any) -> list[str] | None:
     """Accept what a walker may reasonably return: names, Tool-like objects, or a Catalog."""

@@ -208,12 +208,10 @@ def _label(combos: list[tuple[str, str]], eras: list[str], modes: list[str]) -> 
     """Where a failure happened: nothing when everywhere, else the eras, the interpreters or both."""
     if len(combos) == len(eras) * len(modes):
         return ""
-    whole_eras = [e for e in eras if all((e, m) in combos for m in modes)]
-    if len(combos) == len(whole_eras) * len(modes):
-        return " and ".join(whole_eras) + ": "
-    whole_modes = [m for m in modes if all((e, m) in combos for e in eras)]
-    if len(combos) == len(whole_modes) * len(eras):
-        return " and ".join(whole_modes) + ": "
+    for whole, across in (([e for e in eras if all((e, m) in combos for m in modes)], modes),
+                          ([m for m in modes if all((e, m) in combos for e in eras)], eras)):
+        if len(combos) == len(whole) * len(across):  # whole eras, else whole interpreters
+            return " and ".join(whole) + ": "
     return ", ".join(f"{e} {m}" for e, m in combos) + ": "
 
 

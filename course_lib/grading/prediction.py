@@ -78,11 +78,6 @@ async def measure(client: str, modes: list[str], budget: float) -> dict[str, str
     return cells
 
 
-async def measure_all(ex) -> dict[str, dict[str, str]]:
-    clients = list(dict.fromkeys(s.name for s in ex.scenarios))
-    return await for_each(lambda c: measure(c, ex.spec["eras"], ex.budget), clients, limit=2)
-
-
 def judge(s, predicted, measured: str) -> Verdict:
     """One cell: the student's prediction against the measured one."""
     said, cell, yours = f"you predicted {predicted!r}", parsed(measured), parsed(predicted)
@@ -117,6 +112,7 @@ async def grade_prediction(student, battery: str = BATTERY) -> Scorecard:
     """Grade ``my_prediction()`` against every client of the battery, run live: one lab for every row,
     the student's function called once and, when it returned a dict, every client measured."""
     ex = exercise(battery)
+    clients = list(dict.fromkeys(s.name for s in ex.scenarios))
 
     @asynccontextmanager
     async def open_lab(s):
@@ -124,7 +120,8 @@ async def grade_prediction(student, battery: str = BATTERY) -> Scorecard:
             return student()
 
         outcome = await observe(call, ex.budget)
-        yield outcome, (await measure_all(ex) if isinstance(outcome.value, dict) else None)
+        yield outcome, (await for_each(lambda c: measure(c, ex.spec["eras"], ex.budget), clients, limit=2)
+                        if isinstance(outcome.value, dict) else None)
 
     async def row(s, lab) -> Verdict:
         return judge_all([s], *lab)[0]

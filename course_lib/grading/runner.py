@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from functools import partial
@@ -59,9 +59,9 @@ class Exercise:
     def rows(self) -> dict[str, dict]:
         return rows_of(self.spec)
 
-    def wanted(self, era: str, keep: Callable[[dict], bool] = lambda row: True) -> list[dict]:
-        """The rows of ``era`` (those ``keep`` keeps), in battery order."""
-        return [self.rows[s.name] for s in self.scenarios if s.era == era and keep(self.rows[s.name])]
+    def wanted(self, era: str) -> list[dict]:
+        """The rows of ``era``, in battery order."""
+        return [self.rows[s.name] for s in self.scenarios if s.era == era]
 
     def config(self, name: str, data: dict) -> Path:
         path = self.folder / f"{name}.json"
@@ -88,11 +88,9 @@ def lab_servers() -> set[int]:
     """Course servers below this process (``connect`` marks them ``COURSE_LAB_SERVER=1``)."""
     found = set()
     for proc in psutil.Process().children(recursive=True):
-        try:
+        with suppress(psutil.Error):
             if proc.environ().get("COURSE_LAB_SERVER") == "1" and "fastlaunch" not in " ".join(proc.cmdline()):
                 found.add(proc.pid)
-        except psutil.Error:
-            continue
     return found
 
 
@@ -104,15 +102,11 @@ def stop_leftovers(before: set[int]) -> int:
         try:
             os.killpg(pid, signal.SIGKILL)  # each server leads a process group of its own
         except (ProcessLookupError, PermissionError):
-            try:
+            with suppress(psutil.Error):
                 psutil.Process(pid).kill()
-            except psutil.Error:
-                pass
     for pid in left:
-        try:
+        with suppress(psutil.Error):
             psutil.Process(pid).wait(timeout=5)
-        except psutil.Error:
-            pass
     return len(left)
 
 

@@ -28,11 +28,6 @@ CRASH_HINT = ("Your function stopped with an error of its own before it answered
 LAB_HINT = "The lab itself failed, not your code: run the check again; if it persists, restart the kernel."
 
 
-def name_error_hint(name: str | None) -> str:
-    return (f"`{name or 'a name'}` is not defined where your function runs: if the chapter defines it, "
-            "run the cells above first (top to bottom); otherwise define or import it yourself.")
-
-
 @dataclass(frozen=True)
 class Verdict:
     scenario: Scenario
@@ -77,7 +72,9 @@ def hint_for(s: Scenario, failure: str, outcome: Outcome | None = None) -> str:
             return (f"This check runs your code without {error.dotted}: the exercise is to write that part "
                     "yourself, as the cells above show.")
         if isinstance(error, NameError):
-            return name_error_hint(getattr(error, "name", None))
+            return (f"`{getattr(error, 'name', None) or 'a name'}` is not defined where your function runs: "
+                    "if the chapter defines it, run the cells above first (top to bottom); otherwise define or "
+                    "import it yourself.")
         refusal = s.expect.get("refusal")
         if refusal:
             return (f"Refuse with {describe_refusal(refusal)} here: any other exception counts as a crash. "
@@ -117,10 +114,7 @@ class Scorecard(Shown):
     """
 
     def __init__(self, title: str, verdicts: list[Verdict], budget: float | None = None, battery: str = ""):
-        self.title = title
-        self.verdicts = verdicts
-        self.budget = budget
-        self.battery = battery
+        self.title, self.verdicts, self.budget, self.battery = title, verdicts, budget, battery
         self.left_running = 0  # server processes the student's code left open (the check stopped them)
 
     @property
@@ -145,11 +139,6 @@ class Scorecard(Shown):
                 return v
         raise KeyError(name)
 
-    def header(self) -> str:
-        if self.budget is None:
-            return self.title
-        return f"{self.title}\nTime budget: {self.budget:g} s a call; a call still running then is stopped."
-
     def table(self) -> Table:
         """One row per scenario, one verdict column per era (``-``: not run in that era)."""
         eras = list(dict.fromkeys(v.scenario.era for v in self.verdicts))
@@ -158,7 +147,8 @@ class Scorecard(Shown):
             rows.setdefault(v.scenario.name, {})[v.scenario.era] = "PASS" if v.passed else "FAIL"
         return Table(["scenario", *("verdict" if era == ANY_ERA else era for era in eras)],
                      [[name, *(by_era.get(era, "-") for era in eras)] for name, by_era in rows.items()],
-                     self.header())
+                     self.title if self.budget is None else
+                     f"{self.title}\nTime budget: {self.budget:g} s a call; a call still running then is stopped.")
 
     def entries(self) -> list[dict]:
         """One entry per failing scenario: its eras, what was expected, observed, and the hints."""
