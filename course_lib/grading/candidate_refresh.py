@@ -251,34 +251,30 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
         ex.scenarios = [replace(s, era=era_list[0]) for s in ex.scenarios]
     student = without(student, spec.get("unavailable", ()))
 
-    async def attempt(s: Scenario, entry: dict, era: str) -> None:
-        probe = PROBES[entry["probe"]]
-        oracle = (entry["oracle"],) if "oracle" in entry else ()
-        async with anyio.create_task_group() as tg:
-            named = entry["candidate_fixture"]
-            fixtures = [fixture(*n.split("/")) for n in ([named] if isinstance(named, str) else named)]
-            opener = CandidateOpener(tg, fixtures=fixtures, server=s.server, era=era,
-                                     lab_timeout=budget + 60, **schema_lab.BUDGET)
-            try:
-                active_fixture = fixture(*entry.get("active_fixture", spec["active_fixture"]).split("/"))
-                async with connect("schema", fixture=active_fixture, era=era, lab_timeout=budget + 60,
-                                   **schema_lab.BUDGET) as active:
-                    await settled(active)
-                    with within(budget) as bound:  # (a context manager that spins is stopped too)
-                        observed = await probe(student, active, opener, era, *oracle)
-            finally:
-                await opener.close_all()
-        if bound.expired:
-            raise TimeoutError(o.no_result(budget))
-        if entry["probe"] == "probe_in_place":  # the oracles need both servers' finished audits
-            schema_lab.check(schema_lab.Run(entry["oracle"], era, observed,
-                                            {"active": schema_lab.audit_of(active),
-                                             "candidate": schema_lab.audit_of(opener.lab)}))
-
     async def outcome(s: Scenario, era: str) -> o.Outcome | None:
         """None when the probe passes in ``era``; otherwise what ``classify`` makes of its exception."""
+        entry, named = entries[s.name], entries[s.name]["candidate_fixture"]
+        oracle = (entry["oracle"],) if "oracle" in entry else ()
         try:
-            await attempt(s, entries[s.name], era)
+            fixtures = [fixture(*n.split("/")) for n in ([named] if isinstance(named, str) else named)]
+            async with anyio.create_task_group() as tg:
+                opener = CandidateOpener(tg, fixtures=fixtures, server=s.server, era=era,
+                                         lab_timeout=budget + 60, **schema_lab.BUDGET)
+                try:
+                    active_fixture = fixture(*entry.get("active_fixture", spec["active_fixture"]).split("/"))
+                    async with connect("schema", fixture=active_fixture, era=era, lab_timeout=budget + 60,
+                                       **schema_lab.BUDGET) as active:
+                        await settled(active)
+                        with within(budget) as bound:  # (a context manager that spins is stopped too)
+                            observed = await PROBES[entry["probe"]](student, active, opener, era, *oracle)
+                finally:
+                    await opener.close_all()
+            if bound.expired:
+                return o.hung(budget)
+            if entry["probe"] == "probe_in_place":  # the oracles need both servers' finished audits
+                schema_lab.check(schema_lab.Run(entry["oracle"], era, observed,
+                                                {"active": schema_lab.audit_of(active),
+                                                 "candidate": schema_lab.audit_of(opener.lab)}))
         except BaseException as group:
             return classify(group, budget)
 

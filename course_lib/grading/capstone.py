@@ -196,9 +196,6 @@ async def _run_read(student: Callable, s: Scenario, row: dict, spec: dict, budge
     return judge_reads(s, row, answers, reads, set(spec["allowed"]), _documents(), hint_in_era(s, row))
 
 
-RUNS = {"refresh": _run_refresh, "read": _run_read}
-
-
 def _bundle_row(student: Callable, ex: Exercise) -> Callable:
     """A bundle row on its snapshot lab (``runner.labs``, chapter 05's preparation): ``bundle()`` judged."""
     oracle = revisions()
@@ -251,7 +248,8 @@ async def grade_capstone(student: Callable, *servers: Callable, battery: str = "
 
     async def row(s: Scenario, lab) -> Verdict:
         task = rows[s.name]["task"]
-        verdict = await (bundle(s, lab) if task == "bundle" else RUNS[task](student, s, rows[s.name], spec, ex.budget))
+        run_task = {"refresh": _run_refresh, "read": _run_read}.get(task)
+        verdict = await (run_task(student, s, rows[s.name], spec, ex.budget) if run_task else bundle(s, lab))
         if verdict.failure == o.CRASH and verdict.scenario.hint == hint_in_era(s, rows[s.name]):
             # no rule broken on the wire: the crash is the failure
             return replace(verdict, scenario=replace(verdict.scenario, hint=spec["crash_hint"]))

@@ -8,8 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from course_lib.grading import outcome as o
-from course_lib.grading.battery import (Scenario, budget_of, describe_refusal, expects_refusal, load_battery,
-                                        requests_text)
+from course_lib.grading.battery import Scenario, describe_refusal, expects_refusal, load_battery, requests_text
 from course_lib.grading.budget import observe
 from course_lib.grading.outcome import CRASH, FAILURES, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, Outcome
 from course_lib.grading.runner import exercise, run_battery

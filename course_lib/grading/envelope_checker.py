@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 import sys
 import tempfile
 from contextlib import asynccontextmanager
@@ -223,37 +222,35 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
     spec, entries = ex.spec, ex.rows
     eras, modes = spec["era_list"], list(modes or spec["modes"])
 
-    directory = Path(tempfile.mkdtemp(prefix="course-envelope-grade-"))
-    try:
-        write_module(directory, MODULE, student, spec.get("unavailable", ()))
-    except SourceError as exc:
-        shutil.rmtree(directory, ignore_errors=True)
-        return publish(Scorecard(ex.title, [Verdict(replace(s, hint=spec["class_hints"]["source"]), False, str(exc),
-                                                    o.CRASH, o.crashed(exc)) for s in ex.scenarios], ex.budget, battery))
+    with tempfile.TemporaryDirectory(prefix="course-envelope-grade-", ignore_cleanup_errors=True) as folder:
+        directory = Path(folder)
+        try:
+            write_module(directory, MODULE, student, spec.get("unavailable", ()))
+        except SourceError as exc:
+            return publish(Scorecard(ex.title, [Verdict(replace(s, hint=spec["class_hints"]["source"]), False,
+                                                        str(exc), o.CRASH, o.crashed(exc)) for s in ex.scenarios],
+                                     ex.budget, battery))
 
-    @asynccontextmanager
-    async def open_lab(_):
-        captures = await for_each(capture, eras)
-        files, where = [], {}
-        for index, s in enumerate(ex.scenarios):
-            for era in eras:
-                name = f"{index:02d}-{era}.json"
-                (directory / name).write_text(json.dumps(damage(captures[era], entries[s.name]["damage"])),
-                                              encoding="utf-8")
-                files.append(name)
-                where[(s.name, era)] = name
-        (directory / "spec.json").write_text(json.dumps({"function": student.__name__, "files": files,
-                                                         "budget": ex.budget}), encoding="utf-8")
-        results = await for_each(lambda mode: _run_child(directory, files, mode, ex.budget), modes)
-        yield lambda s: {(e, m): results[m][where[(s.name, e)]] for e in eras for m in modes}
+        @asynccontextmanager
+        async def open_lab(_):
+            captures = await for_each(capture, eras)
+            files, where = [], {}
+            for index, s in enumerate(ex.scenarios):
+                for era in eras:
+                    name = f"{index:02d}-{era}.json"
+                    (directory / name).write_text(json.dumps(damage(captures[era], entries[s.name]["damage"])),
+                                                  encoding="utf-8")
+                    files.append(name)
+                    where[(s.name, era)] = name
+            (directory / "spec.json").write_text(json.dumps({"function": student.__name__, "files": files,
+                                                             "budget": ex.budget}), encoding="utf-8")
+            results = await for_each(lambda mode: _run_child(directory, files, mode, ex.budget), modes)
+            yield lambda s: {(e, m): results[m][where[(s.name, e)]] for e in eras for m in modes}
 
-    async def row(s: Scenario, replays) -> Verdict:
-        return judge_envelope(s, replays(s), entries[s.name]["refused_at"], eras, modes, spec["class_hints"])
+        async def row(s: Scenario, replays) -> Verdict:
+            return judge_envelope(s, replays(s), entries[s.name]["refused_at"], eras, modes, spec["class_hints"])
 
-    try:
         return await run(ex, open_lab, row, key=lambda s: battery, calls=len(ex.scenarios) * len(eras) * len(modes))
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 if __name__ == "__main__":

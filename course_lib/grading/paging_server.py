@@ -15,10 +15,9 @@ from mcp import MCPError
 from course_lib.display import error_line
 from course_lib.errors import CatalogError, CourseError
 from course_lib.grading import served
-from course_lib.grading.outcome import LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
+from course_lib.grading.outcome import LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, Failed
 from course_lib.grading.runner import run
 from course_lib.grading.scorecard import Scorecard
-from course_lib.grading.served import Failed
 from course_lib.labs import connect
 from course_lib.walker import walk
 

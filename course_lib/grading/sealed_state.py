@@ -13,8 +13,7 @@ import mcp_types as types
 from mcp import MCPError
 
 from course_lib.display import error_line
-from course_lib.grading import outcome as o
-from course_lib.grading import served
+from course_lib.grading import outcome as o, served
 from course_lib.grading.battery import Scenario
 from course_lib.grading.runner import run_battery
 from course_lib.grading.scorecard import Scorecard, Verdict
