@@ -5,8 +5,7 @@ documents of ``read_library.json``, which it reaches only by name (``library.tex
 URI. ``audit`` rows are sent by the audit's own URI probes and pass only if its line passes too; ``reads``
 rows read canonical URIs the server does not list; the others send the battery's URIs verbatim. A served
 document comes back under the URI asked, as ``text/markdown``, with its text; every other URI gets the
-not-found of the course's one rule (``uris.judge_missing``).
-"""
+not-found of the course's one rule (``uris.judge_missing``)."""
 from __future__ import annotations
 
 import json

@@ -3,8 +3,7 @@
 Each entry of a battery's ``servers`` names a chapter's server function and the ``grading.harness`` kind
 that serves it (written by ``grading.child``); ``course_lib.audit`` writes its report card. One verdict per
 era: no MUST of that era fails (the process's own lines count in every era). A function's own exception,
-logged by the harness as data (``harness.CRASH_LOG``), is a crash; a probe whose session ended early a hang.
-"""
+logged by the harness as data (``harness.CRASH_LOG``), is a crash; a probe whose session ended early a hang."""
 from __future__ import annotations
 
 import json

@@ -4,8 +4,7 @@ The one bound of the student's time in a process (the kernel's, or a child inter
 A call that awaits forever is cancelled at the budget; one that never gives the event loop back is
 stopped by a watchdog (``SIGALRM``) that raises ``Stopped`` inside it. ``observe`` runs an awaited call
 so, ``observe_now`` a plain one. While a call runs past half its budget the check says so once ("still
-running ... up to T s in all", T the budgets of the calls not finished, those ``ahead`` announced too).
-"""
+running ... up to T s in all", T the budgets of the calls not finished, those ``ahead`` announced too)."""
 from __future__ import annotations
 
 import asyncio

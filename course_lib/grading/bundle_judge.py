@@ -1,8 +1,7 @@
 """The judges of a bundle reader (chapter 05's exercise and the capstone's ``bundle()``).
 
 Pure functions of the expectation and the ``Outcome``: facts come from the wire too (the manifest
-reads the server saw, any ``latest/`` read, the returned revision's prompt served, not refused).
-"""
+reads the server saw, any ``latest/`` read, the returned revision's prompt served, not refused)."""
 from __future__ import annotations
 
 from collections.abc import Mapping

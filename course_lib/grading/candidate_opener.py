@@ -2,8 +2,7 @@
 
 Each ``open_candidate()`` is a handle whose ``async with`` starts the n-th candidate's server in a task of
 the grader, which closes it after the row and sees whether two ran at once. ``sent`` counts the frames
-sent on the active session once ``settled`` has waited for its handshake.
-"""
+sent on the active session once ``settled`` has waited for its handshake."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,8 +1,7 @@
 """The walker exercises (chapters 1 and 2) and what the notebooks import from the engine.
 
 The engine: ``outcome``, ``budget``, ``battery``, ``runner`` (the one runner), ``scorecard``, ``child`` and
-``unavailable``. The walker's judges are pure functions of the scenario row and the outcome.
-"""
+``unavailable``. The walker's judges are pure functions of the scenario row and the outcome."""
 from __future__ import annotations
 
 from typing import Any, Callable

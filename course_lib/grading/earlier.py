@@ -3,8 +3,7 @@
 ``yours("01_pagination", "my_walk")`` runs the definitions of the student's copy of that chapter (the
 notebook next to the kernel, else the course's; nothing that awaits) and returns the function as its
 exercise cell left it, the capstone's unavailable names stood in. A ``reference_...`` name comes from
-the solution cells: in the instructor copy the reference solutions play the student's part.
-"""
+the solution cells: in the instructor copy the reference solutions play the student's part."""
 from __future__ import annotations
 
 import ast

@@ -3,8 +3,7 @@
 ``Outcome.kind`` is ``RETURNED`` (``value``), ``REFUSED`` (a typed refusal: ``CourseError`` or ``MCPError``,
 in ``error``), ``CRASHED`` (any other exception), ``HUNG`` (stopped at ``budget``) or ``LAB_FAILED``. ``sent``:
 the frames the call sent; ``state``: what the lab left behind. Nothing is prose until ``describe``. An
-exception raised in another process travels as data (``crash_record``, ``crash_from``), never as a message.
-"""
+exception raised in another process travels as data (``crash_record``, ``crash_from``), never as a message."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace

@@ -27,15 +27,10 @@ BATTERY = "paging_server"
 def tamper(cursor: str) -> str:
     """The cursor with its last letter or digit changed to another of its kind."""
     for i in range(len(cursor) - 1, -1, -1):
-        ch = cursor[i]
-        if ch.isdigit():
-            new = str((int(ch) + 1) % 10)
-        elif ch.isascii() and ch.isalpha():
-            base = ord("a") if ch.islower() else ord("A")
-            new = chr(base + (ord(ch) - base + 1) % 26)
-        else:
-            continue
-        return cursor[:i] + new + cursor[i + 1:]
+        ch, base = cursor[i], ord("a") if cursor[i].islower() else ord("A")
+        if ch.isdigit() or (ch.isascii() and ch.isalpha()):
+            new = str((int(ch) + 1) % 10) if ch.isdigit() else chr(base + (ord(ch) - base + 1) % 26)
+            return cursor[:i] + new + cursor[i + 1:]
     return cursor + "x"
 
 

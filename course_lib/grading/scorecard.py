@@ -2,8 +2,7 @@
 
 A ``Verdict`` is a scenario, whether it passed, the failure kind, the judge's one-line observation and
 the student's ``Outcome``. The hint is chosen from the failure kind and the outcome's type, never by
-reading the observation's words. ``publish`` is the one exit of every finished card (hooks may record it).
-"""
+reading the observation's words. ``publish`` is the one exit of every finished card (hooks may record it)."""
 from __future__ import annotations
 
 import html

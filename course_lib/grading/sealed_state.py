@@ -48,11 +48,8 @@ async def resend(session, size: str, state: str) -> str:
 async def attack(row: dict, lab) -> str:
     """Run the row's order or attack on ``lab``; what the server said (an ``MCPError`` propagates)."""
     kind, size = row["attack"], row.get("size", "large")
-    if kind == "none":
-        result, _ = await call_by_hand(lab.session, "provision", {"size": size}, answer)
-        return result.content[0].text
-    if kind == "price":  # the chapter's first attack: round 2 carries a state edited to price=0
-        edit = lambda n, state: tamper(state, price=0) if n == 1 else state  # noqa: E731
+    if kind in ("none", "price"):  # price, the chapter's first attack: round 2 carries a state edited to price=0
+        edit = (lambda n, state: tamper(state, price=0) if n == 1 else state) if kind == "price" else None
         result, _ = await call_by_hand(lab.session, "provision", {"size": size}, answer, edit_state=edit)
         return result.content[0].text
     if kind == "replay":  # the chapter's second attack: a small order's state on a large order
