@@ -106,7 +106,7 @@ async def grade_read_handler(student: Callable, battery: str = BATTERY, *, only:
         argv = ex.argv(ex.config("library", library))
 
         def open_lab(s):  # start-up (an interpreter, the handshake) and the listing are the harness's
-            ctx = Context(Target(argv), budget=ex.budget * 8 * len(ex.wanted(s.era)) + 2 * STARTUP,
+            ctx = Context(Target(argv), budget=ex.budget * 8 * sum(x.era == s.era for x in ex.scenarios) + 2 * STARTUP,
                           request_timeout=STARTUP)
             return served.on_probe(ctx, ex.budget, listed)(s)
 

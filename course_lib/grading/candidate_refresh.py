@@ -132,10 +132,6 @@ async def _refused_refresh(make, active, opener: CandidateOpener, frames_before:
     return seen(opener, active, frames_before, yielded=yielded, reason=reason, closed_at_error=closed_at_error)
 
 
-class CallerBug(schema_lab.CallerBug):
-    """The caller's own failure inside the block (the chapter's probe raises the same class)."""
-
-
 async def probe_caller_failure(make, active, opener: CandidateOpener, era: str) -> None:
     """``schema_lab.probe_caller_failure`` on the student's context manager."""
     frames_before = sent(active)
@@ -146,8 +142,8 @@ async def probe_caller_failure(make, active, opener: CandidateOpener, era: str) 
             names = list(_catalog_of(ready).names)
             require(names == ["alpha", "beta"], "candidate_complete", f"incomplete candidate: yielded {names}",
                     value=str(names))
-            raise CallerBug("the caller's own failure")
-    except CallerBug:
+            raise schema_lab.CallerBug("the caller's own failure")  # as the chapter's probe raises it
+    except schema_lab.CallerBug:
         propagated = True
     except CheckFailed:
         raise

@@ -19,9 +19,9 @@ from course_lib.protocol import BOTH_ERAS
 from course_lib.grading import audited_server, outcome as o
 from course_lib.grading.battery import Scenario, describe_expectation, hint_in_era, load_battery, select
 from course_lib.grading.budget import call_student, observe
-from course_lib.grading.bundle_judge import judge_bundle, prepare_before, revisions
+from course_lib.grading.bundle_judge import bundle_rows
 from course_lib.grading.core import judge_names
-from course_lib.grading.runner import Exercise, exercise, judge_rows, labs, student_row
+from course_lib.grading.runner import exercise, judge_rows
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.grading.unavailable import without
 from course_lib.labs import connect
@@ -196,21 +196,6 @@ async def _run_read(student: Callable, s: Scenario, row: dict, spec: dict, budge
     return judge_reads(s, row, answers, reads, set(spec["allowed"]), _documents(), hint_in_era(s, row))
 
 
-def _bundle_row(student: Callable, ex: Exercise) -> Callable:
-    """A bundle row on its snapshot lab (``runner.labs``, chapter 05's preparation): ``bundle()`` judged."""
-    oracle = revisions()
-
-    async def call(s: Scenario, lab):
-        client = await call_student(student, lab, list(ex.spec["allowed"]))
-        return await call_student(client.bundle)
-
-    def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
-        hint = hint_in_era(s, ex.rows[s.name])
-        return judge_bundle(replace(s, hint=hint), outcome, oracle=oracle, latest_hint=ex.spec["latest_hint"])
-
-    return student_row(ex, call, judge)
-
-
 class CapstoneCard(Scorecard):
     """The scorecard, with each audited server's failing MUST lines above the total (``audits``: the cards)."""
 
@@ -243,8 +228,12 @@ async def grade_capstone(student: Callable, *servers: Callable, battery: str = "
     scenarios, rows, spec = select(ex.scenarios + audited_server.scenarios_of(ex.spec), only, eras), ex.rows, ex.spec
     student = without(student, spec.get("unavailable", ()))
     ex.scenarios = [s for s in scenarios if s.name in rows]
-    bundle, snapshot = _bundle_row(student, ex), labs(ex, lambda s, lab: prepare_before(
-        lab, rows[s.name].get("before"), revisions()), request_timeout=30)
+
+    async def bundle_call(s: Scenario, lab):
+        client = await call_student(student, lab, list(spec["allowed"]))
+        return await call_student(client.bundle)
+
+    snapshot, bundle = bundle_rows(ex, bundle_call)  # a bundle row: chapter 05's snapshot lab, bundle() judged
 
     async def row(s: Scenario, lab) -> Verdict:
         task = rows[s.name]["task"]

@@ -189,7 +189,7 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
 
         @asynccontextmanager
         async def open_lab(s):  # lab A's rows get the cursors of server B and of an earlier process first
-            asked = {row["probe"] for row in ex.wanted(s.era)} if lab_of(s) == "A" else set()
+            asked = {ex.rows[x.name]["probe"] for x in ex.scenarios if x.era == s.era} if lab_of(s) == "A" else set()
             lent = {lender: await lent_cursor(s.era, lender) if probe in asked else None
                     for lender, probe in (("B", "foreign"), ("A", "restarted"))}
             async with labs(s) as asker:

@@ -59,10 +59,6 @@ class Exercise:
     def rows(self) -> dict[str, dict]:
         return rows_of(self.spec)
 
-    def wanted(self, era: str) -> list[dict]:
-        """The rows of ``era``, in battery order."""
-        return [self.rows[s.name] for s in self.scenarios if s.era == era]
-
     def config(self, name: str, data: dict) -> Path:
         path = self.folder / f"{name}.json"
         path.write_text(json.dumps(data), encoding="utf-8")
