@@ -61,12 +61,11 @@ def _on_tick(signum, frame) -> None:
 def watched(budget: float):
     """Register the current task (or plain call) with the watchdog for ``budget`` seconds (SIGALRM every TICK)."""
     global _saved
-    task = _current()
-    if not (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()):
-        yield None  # another thread: only the budget's cancellation applies
-        return
-    now = time.monotonic()
+    task, now = _current(), time.monotonic()
     watch = _Watch(task, now, now + budget)
+    if not (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()):
+        yield watch  # another thread: a watch no watchdog looks at, only the budget's cancellation applies
+        return
     if not _watches:
         previous = signal.signal(signal.SIGALRM, _on_tick)
         _saved = (previous, signal.setitimer(signal.ITIMER_REAL, TICK, TICK), now)
@@ -166,18 +165,15 @@ def within(budget: float):
     labs around it see no ``TimeoutError`` of their own), or stopped by the watchdog; ``expired`` after."""
     bound = Bound()
     with watched(budget) as watch, anyio.move_on_after(budget) as scope:
-        if watch is not None:
-            watch.scope = scope
+        watch.scope = scope
         try:
             yield bound
         except Stopped:
             bound.expired = True
-            if watch is not None:
-                watch.active = False
-                _give_time_back(watch)
+            watch.active = False
+            _give_time_back(watch)
         finally:
-            if watch is not None:
-                watch.active = False
+            watch.active = False
     bound.expired = bound.expired or scope.cancelled_caught
 
 
@@ -207,8 +203,7 @@ def observe_now(call: Callable[[], Any], budget: float) -> o.Outcome:
         except Exception as exc:
             return o.raised(exc)
         finally:
-            if watch is not None:
-                watch.active = False
+            watch.active = False
 
 
 def stopped_inside(exc: BaseException | None) -> bool:

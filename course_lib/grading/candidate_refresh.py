@@ -203,8 +203,7 @@ PROBES = {"probe_caller_failure": probe_caller_failure,
 
 
 def classify(group: BaseException, budget: float) -> o.Outcome:
-    """A failed probe's outcome: ``REFUSED`` by a probe's named check (``CheckFailed``), ``HUNG``, or
-    the student's ``CRASHED``; re-raised when not the student's."""
+    """A failed probe's outcome: a named check's ``REFUSED``, ``HUNG``, the student's ``CRASHED``; else re-raised."""
     exc = unwrap(group) if isinstance(group, BaseExceptionGroup) else group
     if isinstance(exc, CheckFailed):
         return o.raised(exc)

@@ -41,8 +41,7 @@ def is_refusal(expect: dict, exc: BaseException) -> bool:
 
 
 def judge_names(expect: dict, outcome: Outcome, instead: str = "raising") -> tuple[bool, str, str | None]:
-    """(passed, observed, failure kind) of a walker-like outcome against the expectation (``instead``:
-    what a partial catalog was returned instead of)."""
+    """(passed, observed, failure kind) of a walker-like outcome (``instead``: what a partial catalog replaced)."""
     if outcome.kind not in (o.RETURNED, o.REFUSED):
         return False, o.describe(outcome), o.failure_of(outcome)
     if outcome.kind == o.RETURNED:
@@ -91,8 +90,7 @@ def repeated_cursor(outcome: Outcome) -> str | None:
 
 async def grade_walker(student: Callable, battery: str = "walk", *, only: list[str] | None = None,
                        eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
-    """Grade ``async def student(session) -> names`` on the battery's catalog servers (``only`` these
-    scenarios, in ``eras``), the battery's ``unavailable`` library functions withheld."""
+    """Grade ``async def student(session) -> names`` on the battery's catalog servers, its ``unavailable`` withheld."""
     ex = exercise(battery, only, eras, budget)
     student = without(student, ex.spec.get("unavailable", ()))
     return await run_battery(ex, lambda s, lab: student(lab.session), judge_on_wire)

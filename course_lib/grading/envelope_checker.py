@@ -216,8 +216,7 @@ def _label(combos: list[tuple[str, str]], eras: list[str], modes: list[str]) -> 
 
 async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
                          budget: float | None = None, modes: list[str] | None = None) -> Scorecard:
-    """Grade ``my_check_reply(line, request_id)`` on the battery's damaged replays: one lab replays
-    every row's files in each interpreter, then each row is judged on its replays."""
+    """Grade ``my_check_reply(line, request_id)``: one lab replays every row's damaged files in each interpreter."""
     ex = exercise(battery, only, budget=budget, default=5.0)
     spec, entries = ex.spec, ex.rows
     eras, modes = spec["era_list"], list(modes or spec["modes"])

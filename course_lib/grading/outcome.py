@@ -110,8 +110,7 @@ def failure_of(outcome: Outcome) -> str | None:
 
 
 def last_line(exc: BaseException) -> str:
-    """The last line of the traceback Python would print: ``Type: message`` on one line (``Type`` alone
-    when there is no message)."""
+    """The last line of the traceback Python would print: ``Type: message`` on one line (or ``Type`` alone)."""
     return " ".join(error_line(exc).split()) if str(exc).strip() else error_line(exc).split(":")[0]
 
 

@@ -75,8 +75,7 @@ def judge_refusal(answer: tuple | MCPError, label: str, cursor: str | None = Non
 
 
 def judge_walk(walked, expected: list[str], min_pages: int, kind: str = "tools") -> str:
-    """The walker's catalog of a whole list (or the ``MCPError`` / ``CatalogError`` it ended with):
-    exactly ``expected``, in at least ``min_pages`` pages."""
+    """The walker's catalog of a whole list (or the error it ended with): exactly ``expected``, in ``min_pages``+."""
     if isinstance(walked, MCPError):
         raise Failed(WRONG_REFUSAL, f"the walk was refused: {error_line(walked)}")
     if isinstance(walked, CatalogError):

@@ -108,8 +108,7 @@ def judge_all(scenarios, outcome: o.Outcome, measured: dict | None) -> list[Verd
 
 
 async def grade_prediction(student, battery: str = BATTERY) -> Scorecard:
-    """Grade ``my_prediction()`` against every client of the battery, run live: one lab for every row,
-    the student's function called once and, when it returned a dict, every client measured."""
+    """Grade ``my_prediction()``: called once and, when it returned a dict, every client of the battery run live."""
     ex = exercise(battery)
     clients = list(dict.fromkeys(s.name for s in ex.scenarios))
 

@@ -91,8 +91,7 @@ def lab_servers() -> set[int]:
 
 
 def stop_leftovers(before: set[int]) -> int:
-    """Stop the course servers started since ``before`` that are still alive: what the student's
-    code opened and never closed. Returns how many there were."""
+    """Stop the course servers started since ``before`` and still alive (the student's code never closed them)."""
     left = lab_servers() - before
     for pid in left:
         try:
@@ -131,9 +130,8 @@ async def judge_rows(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row
                      key: Callable[[Scenario], Any] = lambda s: (s.name, s.era),
                      ended: Callable[[BaseException, list[Scenario]], list[Verdict]] = lab_lost,
                      not_asked: str = NOT_ASKED) -> list[Verdict]:
-    """The one runner: a lab per ``key`` (``open_lab(its first scenario)``, an async context manager),
-    its rows in battery order (``row(s, lab)``; after a row that hung, ``not_asked``); a lab that fails
-    is ``ended(exc, rows left)``."""
+    """The one runner: a lab per ``key`` (``open_lab(its first scenario)``), its rows in battery order
+    (``row(s, lab)``; after a row that hung, ``not_asked``); a lab that fails is ``ended(exc, rows left)``."""
     groups: dict[Any, list[Scenario]] = {}
     for s in ex.scenarios:
         groups.setdefault(key(s), []).append(s)
@@ -193,9 +191,8 @@ async def run_battery(ex: Exercise, call: Callable[[Scenario, Any], Awaitable[An
 
 
 async def each_scenario(run_one: Callable[[Any], Awaitable[Any]], items: list, name: str = "exercise") -> list:
-    """``run_one`` on every item (a lab's scenarios), a few side by side (under ``FAIL_FAST`` one lab
-    after another, era by era, until a verdict fails). The stop button says in one line that the
-    check ``name`` was stopped and its servers are gone (``_runtime.interrupts``), not a traceback."""
+    """``run_one`` on every item (a lab's scenarios), a few side by side (under ``FAIL_FAST`` one after another,
+    era by era, until a verdict fails); the stop button says in one line that check ``name`` stopped."""
     with interrupts.running("check", name):
         if not FAIL_FAST.get():
             return list((await gather({i: partial(run_one, item) for i, item in enumerate(items)})).values())

@@ -41,20 +41,16 @@ class Verdict:
 
     @property
     def hint(self) -> str:
-        """The hint, ``{value}`` in it replaced by the value that broke the rule (the judge's
-        ``outcome.state["value"]``: the cursor that repeated, the URI that was served)."""
+        """The hint, ``{value}`` in it the value that broke the rule (the judge's ``outcome.state["value"]``)."""
         value = self.outcome.state.get("value") if self.outcome is not None else None
         hint = hint_for(self.scenario, self.failure_class or WRONG_RESULT, self.outcome)
         return re.sub(r",? ?\{value\},?", "", hint) if value is None else hint.replace("{value}", value)
 
 
 def hint_for(s: Scenario, failure: str, outcome: Outcome | None = None) -> str:
-    """The hint a scorecard prints for scenario ``s`` failing with ``failure`` in ``s.era``.
-
-    The battery's hints win: ``hints[era][failure]``, ``hints[failure]``, then the scenario's own
-    hint for that era (``hints[era]`` as a string) or overall (``hint``). A crash or a hang has a
-    hint of its own, followed by the scenario's; a lab failure is never the student's.
-    """
+    """The hint a scorecard prints for ``s`` failing with ``failure`` in ``s.era``: the battery's hints win
+    (``hints[era][failure]``, ``hints[failure]``), then the scenario's for that era (``hints[era]`` as a string)
+    or overall (``hint``). A crash or a hang has a hint of its own first; a lab failure is never the student's."""
     by_era = s.hints.get(s.era)
     if isinstance(by_era, dict) and failure in by_era:
         return by_era[failure]
@@ -107,10 +103,7 @@ def _crash_key(vs: list[Verdict]) -> tuple | None:
 
 
 class Scorecard(Shown):
-    """Every scenario's verdict: a PASS/FAIL table, the failures explained under it, a total.
-
-    ``budget`` (seconds a call) is printed under the title; ``battery`` names the exercise's battery.
-    """
+    """Every scenario's verdict: a PASS/FAIL table (``budget`` a call under the title), the failures told, a total."""
 
     def __init__(self, title: str, verdicts: list[Verdict], budget: float | None = None, battery: str = ""):
         self.title, self.verdicts, self.budget, self.battery = title, verdicts, budget, battery
