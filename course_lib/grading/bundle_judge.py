@@ -22,10 +22,8 @@ LATEST_PREFIX = PINNED_PREFIX + "latest/"
 
 def as_bundle(value: Any) -> tuple[str, dict] | None:
     """(revision, texts) from ``{"revision", "texts"}`` or a ``bundles.Bundle``; None for anything else."""
-    if isinstance(value, dict):
-        revision, texts = value.get("revision"), value.get("texts")
-    else:
-        revision, texts = getattr(value, "revision", None), getattr(value, "texts", None)
+    get = value.get if isinstance(value, dict) else lambda name: getattr(value, name, None)
+    revision, texts = get("revision"), get("texts")
     if isinstance(revision, str) and isinstance(texts, Mapping):
         return revision, dict(texts)
     return None

@@ -197,9 +197,8 @@ async def probe_in_place(make, active, opener: CandidateOpener, era: str, oracle
             "after_call": await schema_lab.call_outcome(active)}
 
 
-PROBES = {"probe_caller_failure": probe_caller_failure,
-          "probe_accepted_candidate": probe_accepted_candidate, "probe_in_place": probe_in_place,
-          "probe_retry_recovers": probe_retry_recovers, "probe_retry_gives_up": probe_retry_gives_up}
+PROBES = {p.__name__: p for p in (probe_caller_failure, probe_accepted_candidate, probe_in_place,
+                                  probe_retry_recovers, probe_retry_gives_up)}
 
 
 def classify(group: BaseException, budget: float) -> o.Outcome:
@@ -278,5 +277,5 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
         # the watchdog can only stop the task it watches.
         return judge_eras(s, {era: await outcome(s, era) for era in era_list}, spec["check_hints"])
 
-    # A row opens its own labs, one an era (``attempt``).
+    # A row opens its own labs, one an era (``outcome``).
     return await run(ex, lambda s: nullcontext(), row, calls=len(ex.scenarios) * len(era_list))

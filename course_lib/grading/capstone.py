@@ -11,6 +11,7 @@ import json
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import replace
 from typing import Any, Callable
+from urllib.parse import quote
 
 from course_lib.bundles import short
 from course_lib.display import Table, error_line
@@ -27,9 +28,6 @@ from course_lib.grading.unavailable import without
 from course_lib.labs import connect
 from course_lib.paths import fixture
 from course_lib.walker import walk
-
-
-# -- the client: one client against the rules of the chapters it composes --------------------------
 
 SHARED_TARGET = "capstone-modern-catalog"  # one server's name in a response cache two clients share
 URI_CHECK = "uri_allowlist"
@@ -134,8 +132,6 @@ async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, bu
 
 
 def _documents() -> dict[str, str]:
-    from urllib.parse import quote
-
     data = json.loads(fixture("atlas", "documents.json").read_text(encoding="utf-8"))
     return {data["base"] + quote(name, safe=""): text for name, text in data["documents"].items()}
 

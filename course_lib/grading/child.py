@@ -69,14 +69,6 @@ def _importable(value) -> str | None:
     return f"{module}:{qualname}" if found is value else None
 
 
-def _source_of(func) -> str:
-    try:
-        return textwrap.dedent(inspect.getsource(func))
-    except (OSError, TypeError):
-        raise SourceError(f"the source of {getattr(func, '__name__', func)!r} cannot be read: "
-                          "define it with def in a notebook cell") from None
-
-
 def module_source(func: Callable, unavailable: Iterable[str] = ()) -> str:
     """A module that defines ``func`` (by its own name) and every global it uses; each dotted name
     in ``unavailable`` is stood in for (as a global, a module's attribute, or an import)."""
@@ -116,7 +108,11 @@ def module_source(func: Callable, unavailable: Iterable[str] = ()) -> str:
             else:
                 raise SourceError(f"your function uses {name!r} ({type(value).__name__}), which a child interpreter "
                                   "cannot rebuild: only modules, importable names, functions and literals can be")
-        parts.append(_source_of(f))
+        try:
+            parts.append(textwrap.dedent(inspect.getsource(f)))
+        except (OSError, TypeError):
+            raise SourceError(f"the source of {getattr(f, '__name__', f)!r} cannot be read: "
+                              "define it with def in a notebook cell") from None
 
     add(func)
     return "\n\n".join(parts) + "\n"

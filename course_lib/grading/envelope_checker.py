@@ -135,8 +135,7 @@ def damage(recorded: dict, spec: dict) -> dict:
 async def _run_child(directory: Path, files: list[str], mode: str, budget: float) -> dict[str, tuple]:
     """Replay ``files`` in one interpreter: ``(outcome, replies checked)`` per file (``HUNG`` without an answer)."""
     argv = child_argv("-m", __name__, "replay", str(directory), optimize=mode == "-O")
-    rows: dict[str, tuple] = {}
-    out = b""
+    rows, out = {}, b""
     async with started_server(argv, prefix="course-envelope-child-") as process:
         with anyio.move_on_after(budget * 4 * len(files) + 60):
             async for chunk in process.stdout:

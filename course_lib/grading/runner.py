@@ -184,12 +184,6 @@ def student_row(ex: Exercise, call: Callable[[Scenario, Any], Awaitable[Any]], j
     return row
 
 
-async def run_battery(ex: Exercise, call: Callable[[Scenario, Any], Awaitable[Any]], judge: Judge, *,
-                      prepare=None, **options) -> Scorecard:
-    """One real lab per scenario, the student's code called on it in this process."""
-    return await run(ex, labs(ex, prepare, **options), student_row(ex, call, judge))
-
-
 async def each_scenario(run_one: Callable[[Any], Awaitable[Any]], items: list, name: str = "exercise") -> list:
     """``run_one`` on every item (a lab's scenarios), a few side by side (under ``FAIL_FAST`` one after another,
     era by era, until a verdict fails); the stop button says in one line that check ``name`` stopped."""

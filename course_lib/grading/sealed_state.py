@@ -15,7 +15,7 @@ from mcp import MCPError
 from course_lib.display import error_line
 from course_lib.grading import outcome as o, served
 from course_lib.grading.battery import Scenario
-from course_lib.grading.runner import run_battery
+from course_lib.grading.runner import labs, run, student_row
 from course_lib.grading.scorecard import Scorecard, Verdict
 from course_lib.labs import connect
 from course_lib.stateless import call_by_hand, tamper
@@ -111,7 +111,7 @@ async def grade_sealed_state(student: Callable, battery: str = BATTERY, *, only:
         argv, rows = tuple(ex.argv()), ex.rows
         ex.scenarios = [replace(s, server=argv) for s in ex.scenarios]
         try:
-            return await run_battery(ex, lambda s, lab: attack(rows[s.name], lab), judge,
-                                     prepare=lambda s, lab: prepare(rows[s.name], lab, argv), request_timeout=STARTUP)
+            return await run(ex, labs(ex, lambda s, lab: prepare(rows[s.name], lab, argv), request_timeout=STARTUP),
+                             student_row(ex, lambda s, lab: attack(rows[s.name], lab), judge))
         finally:
             FOREIGN.clear()
