@@ -69,8 +69,7 @@ class CandidateOpener:
     def __init__(self, task_group, *, fixtures: list, **options: Any):
         self.task_group, self.options, self.fixtures = task_group, options, fixtures
         self.overlapped = False   # a candidate opened while an earlier one still ran
-        self.labs: list = []
-        self._handles: list[CandidateHandle] = []
+        self.labs, self._handles = [], []  # every lab started; every open_candidate() handed out
 
     def __call__(self) -> CandidateHandle:
         handle = CandidateHandle(self)

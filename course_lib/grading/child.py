@@ -27,11 +27,7 @@ class SourceError(Exception):
 
 
 def _names_used(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _names_used(const)
-    return names
+    return set(code.co_names).union(*(_names_used(c) for c in code.co_consts if isinstance(c, types.CodeType)))
 
 
 def _literal(value) -> bool:

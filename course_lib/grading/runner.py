@@ -32,9 +32,8 @@ from course_lib.scenarios import gather
 
 Judge = Callable[[Scenario, o.Outcome], Verdict]
 Row = Callable[[Scenario, Any], Awaitable[Verdict]]
-# Set by a caller that needs only "does it fail?" (the test that no function a chapter shows passes
-# its exercise): the labs run one after another, era by era, until a verdict fails, and the card
-# holds the verdicts that finished. A card without a failure is the whole card, as without it.
+# Set by a caller that needs only "does it fail?" (no function a chapter shows passes its exercise): the labs
+# run one after another, era by era, until a verdict fails; the card holds the verdicts that finished.
 FAIL_FAST: ContextVar[bool] = ContextVar("course_grading_fail_fast", default=False)
 HARNESS = "course_lib.grading.harness"
 NOT_ASKED = "not asked: an earlier request got no answer"  # a row after one that hung

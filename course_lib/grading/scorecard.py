@@ -225,8 +225,7 @@ class Scorecard(Shown):
                 f"<div class='course-total' style='{style}'>{html.escape(self.total(), quote=False)}</div></div>")
 
 
-# Called with every card a grader hands out: ``card.chapter``, ``card.battery`` (the exercise),
-# ``card.score`` and ``len(card.verdicts)`` (a progress recorder attaches here).
+# HOOKS are called with every card a grader hands out (``chapter``, ``battery``, ``score``, ``verdicts``).
 def record_progress(card: Scorecard) -> None:
     """The student's progress (``course_lib.progress``): recorded only in a student copy."""
     if card.chapter and card.verdicts:
