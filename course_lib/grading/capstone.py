@@ -121,8 +121,7 @@ async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, bu
             return await call_student(client.refresh, open_candidate)
 
         outcome = await observe(call, budget)
-        touched = len(active.wire) - mark
-        changed = _schemas(active) != schemas
+        touched, changed = len(active.wire) - mark, _schemas(active) != schemas
         now = await _probe(active, probe) if probe and not touched else validated
     page_1 = sum(1 for lab, start in opened for f in lab.wire.frames[start:]
                  if f.direction == "→" and f.method == "tools/list" and f.params.get("cursor") is None)

@@ -80,8 +80,7 @@ async def prepare(row: dict, lab, argv: tuple) -> None:
 
 def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
     """The row's expected answer: the completed order, or -32602 before anything is charged."""
-    wanted = s.expect.get("value")
-    error = outcome.error
+    wanted, error = s.expect.get("value"), outcome.error
     if isinstance(error, MCPError):  # (always a refusal: a typed error)
         crash = served.crash_of(error)
         if crash is not None:  # the student's crash, or their call the harness stopped at the budget
