@@ -5,8 +5,7 @@ documents of ``read_library.json``, which it reaches only by name (``library.tex
 URI. ``audit`` rows are sent by the audit's own URI probes and pass only if its line passes too; ``reads``
 rows read canonical URIs the server does not list; the others send the battery's URIs verbatim. A served
 document comes back under the URI asked, as ``text/markdown``, with its text; every other URI gets the
-not-found of the course's one rule (``uris.judge_missing``).
-"""
+not-found of the course's one rule (``uris.judge_missing``)."""
 from __future__ import annotations
 
 import json
@@ -16,12 +15,10 @@ from urllib.parse import quote
 from course_lib.audit import read_canonical, read_missing, read_spellings
 from course_lib.audit.report import Report
 from course_lib.audit.session import Context, Target
-from course_lib.grading import outcome as o
-from course_lib.grading import served
-from course_lib.grading.outcome import MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
+from course_lib.grading import outcome as o, served
+from course_lib.grading.outcome import MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, Failed
 from course_lib.grading.runner import run
 from course_lib.grading.scorecard import Scorecard
-from course_lib.grading.served import Failed
 from course_lib.paths import ROOT
 from course_lib.uris import judge_missing
 
@@ -64,18 +61,7 @@ def judge_read(uri: str, reply: dict, text: str, mime: str) -> None:
         raise Failed(WRONG_RESULT, f"read {uri!r}: got {seen}"[:150] + f", not [({uri!r}, {mime!r}, the text)]")
 
 
-def _audit_lines(report: Report, check: str) -> None:
-    wrong = [line for line in report.lines if line.check == check and line.verdict != "PASS"]
-    if wrong:
-        raise Failed(WRONG_RESULT, f"the audit says {wrong[0].verdict}: {wrong[0].subject} {wrong[0].detail}"[:150])
-
-
-def load_library(spec: dict) -> dict:
-    """The graded server's documents: ``base``, ``mime_type``, ``listed`` names and ``documents``."""
-    return json.loads((ROOT / spec["library"]).read_text(encoding="utf-8"))
-
-
-async def _row(wire, listed: list[str], row: dict, era: str, spec: dict, library: dict) -> str:
+async def _row(wire, listed: list[str], row: dict, era: str, library: dict) -> str:
     texts, mime = library["documents"], library["mime_type"]
     names = {library["base"] + quote(name, safe=""): name for name in library["listed"]}
     report, before = Report(command=[], era=era), len(wire.exchanges)
@@ -100,8 +86,10 @@ async def _row(wire, listed: list[str], row: dict, era: str, spec: dict, library
             judge_read(uri, x.reply, texts[row["reads"][uri]], mime)
         else:
             judge_refusal(uri, x.reply, era)
-    if kind:
-        _audit_lines(report, {"canonical": "uri.canonical", "spellings": "uri.spelling", "missing": "uri.missing"}[kind])
+    check = {"canonical": "uri.canonical", "spellings": "uri.spelling", "missing": "uri.missing"}.get(kind)
+    wrong = [line for line in report.lines if line.check == check and line.verdict != "PASS"]
+    if wrong:
+        raise Failed(WRONG_RESULT, f"the audit says {wrong[0].verdict}: {wrong[0].subject} {wrong[0].detail}"[:150])
     return f"{len(exchanges)} read(s) answered as expected" + (" and the audit agrees" if kind else "")
 
 
@@ -114,13 +102,13 @@ async def grade_read_handler(student: Callable, battery: str = BATTERY, *, only:
                              eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
     """Grade ``my_read_resource(ctx, params, library)`` inside real stdio servers, in both eras."""
     with served.written(student, battery, "read", only, eras, budget, default=5.0) as ex:
-        library = load_library(ex.spec)
+        library = json.loads((ROOT / ex.spec["library"]).read_text(encoding="utf-8"))  # the documents it serves
         argv = ex.argv(ex.config("library", library))
 
         def open_lab(s):  # start-up (an interpreter, the handshake) and the listing are the harness's
-            ctx = Context(Target(argv), budget=ex.budget * 8 * len(ex.wanted(s.era)) + 2 * STARTUP,
+            ctx = Context(Target(argv), budget=ex.budget * 8 * sum(x.era == s.era for x in ex.scenarios) + 2 * STARTUP,
                           request_timeout=STARTUP)
             return served.on_probe(ctx, ex.budget, listed)(s)
 
-        row = served.answered(lambda s, lab: _row(*lab, ex.rows[s.name], s.era, ex.spec, library))
+        row = served.answered(lambda s, lab: _row(*lab, ex.rows[s.name], s.era, library))
         return await run(ex, open_lab, row, key=lambda s: s.era, ended=served.probe_ended(ex.budget))

@@ -3,8 +3,7 @@
 Each entry of a battery's ``servers`` names a chapter's server function and the ``grading.harness`` kind
 that serves it (written by ``grading.child``); ``course_lib.audit`` writes its report card. One verdict per
 era: no MUST of that era fails (the process's own lines count in every era). A function's own exception,
-logged by the harness as data (``harness.CRASH_LOG``), is a crash; a probe whose session ended early a hang.
-"""
+logged by the harness as data (``harness.CRASH_LOG``), is a crash; a probe whose session ended early a hang."""
 from __future__ import annotations
 
 import json
@@ -81,11 +80,6 @@ async def audit_servers(spec: dict, functions: Sequence[Callable], names: set[st
     return found, crashes
 
 
-def failed_in(report: Report, era: str) -> list:
-    """The MUST lines of ``report`` that fail in ``era`` (the process's own lines fail in every era)."""
-    return [line for line in held_to(report) if line.era in (era, "all", "auto") or line.check in PROCESS_CHECKS]
-
-
 def held_to(report: Report) -> list:
     """The MUST lines that fail on the student's account (not the SDK's frame reading)."""
     return [line for line in report.failed if line.check not in FRAMEWORK_CHECKS]
@@ -95,7 +89,8 @@ def judge_audit(s: Scenario, found: Any, crash: o.Outcome | None = None) -> Verd
     """No MUST line of ``s.era`` fails; a failing card is the student's ``crash`` when their code crashed."""
     if isinstance(found, o.Outcome):
         return Verdict(s, False, o.describe(found), o.CRASH, found)
-    failed = failed_in(found, s.era)
+    failed = [line for line in held_to(found)  # those of its era; the process's own lines fail in every era
+              if line.era in (s.era, "all", "auto") or line.check in PROCESS_CHECKS]
     if not failed:
         return Verdict(s, True, "no MUST fails")
     first = failed[0]

@@ -37,11 +37,6 @@ def load_battery(name: str) -> tuple[str, list[Scenario], dict]:
     return spec["title"], scenarios, spec
 
 
-def budget_of(battery: str) -> float:
-    """The time budget of one call in ``fixtures/grading/BATTERY.json``: what a task cell prints."""
-    return read_spec(battery)["budget_seconds"]
-
-
 def rows_of(spec: dict) -> dict[str, dict]:
     return {s["name"]: s for s in spec["scenarios"]}
 

@@ -4,8 +4,7 @@ The one bound of the student's time in a process (the kernel's, or a child inter
 A call that awaits forever is cancelled at the budget; one that never gives the event loop back is
 stopped by a watchdog (``SIGALRM``) that raises ``Stopped`` inside it. ``observe`` runs an awaited call
 so, ``observe_now`` a plain one. While a call runs past half its budget the check says so once ("still
-running ... up to T s in all", T the budgets of the calls not finished, those ``ahead`` announced too).
-"""
+running ... up to T s in all", T the budgets of the calls not finished, those ``ahead`` announced too)."""
 from __future__ import annotations
 
 import asyncio
@@ -44,10 +43,6 @@ _watches: dict[int, _Watch] = {}
 _saved: tuple | None = None  # the signal handler and timer in place before the first watch
 
 
-def _watchdog_available() -> bool:
-    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-
-
 def _current():
     """The running task, or None outside an event loop (a plain call: the thread's only one)."""
     try:
@@ -66,12 +61,11 @@ def _on_tick(signum, frame) -> None:
 def watched(budget: float):
     """Register the current task (or plain call) with the watchdog for ``budget`` seconds (SIGALRM every TICK)."""
     global _saved
-    task = _current()
-    if not _watchdog_available():
-        yield None  # another thread: only the budget's cancellation applies
-        return
-    now = time.monotonic()
+    task, now = _current(), time.monotonic()
     watch = _Watch(task, now, now + budget)
+    if not (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()):
+        yield watch  # another thread: a watch no watchdog looks at, only the budget's cancellation applies
+        return
     if not _watches:
         previous = signal.signal(signal.SIGALRM, _on_tick)
         _saved = (previous, signal.setitimer(signal.ITIMER_REAL, TICK, TICK), now)
@@ -108,13 +102,6 @@ _noticed = False
 _lock = threading.Lock()
 
 
-def still_running(budget: float, left: list[float] | None = None) -> str:
-    """The notice; ``left``: the budgets of the calls not finished, the running ones included."""
-    left = left or [budget]
-    return (f"still running — the budget is {budget:g} s a call; a call still running then is stopped; "
-            f"{len(left)} call{'s' if len(left) > 1 else ''} not finished: up to {sum(left):g} s in all")
-
-
 @contextmanager
 def ahead(budgets: list[float]):
     """Inside: the calls a check will make (their budgets), so that the notice tells the whole wait."""
@@ -139,8 +126,10 @@ def _monitor() -> None:
             late = [b for started, b in _running.values() if time.monotonic() - started > b / 2]
             if late and not _noticed:
                 _noticed = True
-                left = [b for _, b in _running.values()] + _ahead
-                print(still_running(max(late), left), file=sys.stdout, flush=True)
+                left = [b for _, b in _running.values()] + _ahead  # the calls not finished, running ones too
+                print(f"still running — the budget is {max(late):g} s a call; a call still running then is stopped; "
+                      f"{len(left)} call{'s' if len(left) > 1 else ''} not finished: up to {sum(left):g} s in all",
+                      file=sys.stdout, flush=True)
 
 
 @contextmanager
@@ -176,18 +165,15 @@ def within(budget: float):
     labs around it see no ``TimeoutError`` of their own), or stopped by the watchdog; ``expired`` after."""
     bound = Bound()
     with watched(budget) as watch, anyio.move_on_after(budget) as scope:
-        if watch is not None:
-            watch.scope = scope
+        watch.scope = scope
         try:
             yield bound
         except Stopped:
             bound.expired = True
-            if watch is not None:
-                watch.active = False
-                _give_time_back(watch)
+            watch.active = False
+            _give_time_back(watch)
         finally:
-            if watch is not None:
-                watch.active = False
+            watch.active = False
     bound.expired = bound.expired or scope.cancelled_caught
 
 
@@ -217,8 +203,7 @@ def observe_now(call: Callable[[], Any], budget: float) -> o.Outcome:
         except Exception as exc:
             return o.raised(exc)
         finally:
-            if watch is not None:
-                watch.active = False
+            watch.active = False
 
 
 def stopped_inside(exc: BaseException | None) -> bool:

@@ -1,8 +1,7 @@
 """The judges of a bundle reader (chapter 05's exercise and the capstone's ``bundle()``).
 
 Pure functions of the expectation and the ``Outcome``: facts come from the wire too (the manifest
-reads the server saw, any ``latest/`` read, the returned revision's prompt served, not refused).
-"""
+reads the server saw, any ``latest/`` read, the returned revision's prompt served, not refused)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -14,7 +13,8 @@ from course_lib.bundles import MANIFEST_URI, PINNED_PREFIX, short
 from course_lib.chapters.snapshot_lab import label, load_oracle
 from course_lib.errors import CourseError
 from course_lib.grading import outcome as o
-from course_lib.grading.battery import Scenario
+from course_lib.grading.battery import Scenario, hint_in_era
+from course_lib.grading.runner import Exercise, labs, student_row
 from course_lib.grading.scorecard import Verdict
 
 LATEST_PREFIX = PINNED_PREFIX + "latest/"
@@ -22,10 +22,8 @@ LATEST_PREFIX = PINNED_PREFIX + "latest/"
 
 def as_bundle(value: Any) -> tuple[str, dict] | None:
     """(revision, texts) from ``{"revision", "texts"}`` or a ``bundles.Bundle``; None for anything else."""
-    if isinstance(value, dict):
-        revision, texts = value.get("revision"), value.get("texts")
-    else:
-        revision, texts = getattr(value, "revision", None), getattr(value, "texts", None)
+    get = value.get if isinstance(value, dict) else lambda name: getattr(value, name, None)
+    revision, texts = get("revision"), get("texts")
     if isinstance(revision, str) and isinstance(texts, Mapping):
         return revision, dict(texts)
     return None
@@ -120,3 +118,16 @@ def revisions() -> dict:
     """The fixed texts of r1 and r2 (``fixtures/snapshot/expected.json``)."""
     full = load_oracle()
     return {rev: full[rev] for rev in ("r1", "r2")}
+
+
+def bundle_rows(ex: Exercise, call) -> tuple:
+    """``runner.run``'s labs and row of a bundle: a snapshot lab prepared as the row's ``before`` says
+    (outside the budget), ``call(s, lab)`` judged by ``judge_bundle`` with the row's hint in its era."""
+    oracle = revisions()
+
+    def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
+        hint = hint_in_era(s, ex.rows[s.name])
+        return judge_bundle(replace(s, hint=hint), outcome, oracle=oracle, latest_hint=ex.spec["latest_hint"])
+
+    return (labs(ex, lambda s, lab: prepare_before(lab, ex.rows[s.name].get("before"), oracle), request_timeout=30),
+            student_row(ex, call, judge))

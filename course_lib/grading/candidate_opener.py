@@ -2,8 +2,7 @@
 
 Each ``open_candidate()`` is a handle whose ``async with`` starts the n-th candidate's server in a task of
 the grader, which closes it after the row and sees whether two ran at once. ``sent`` counts the frames
-sent on the active session once ``settled`` has waited for its handshake.
-"""
+sent on the active session once ``settled`` has waited for its handshake."""
 from __future__ import annotations
 
 from typing import Any
@@ -19,12 +18,8 @@ class CandidateHandle:
     """What ``open_candidate()`` returns: ``async with`` it starts the candidate's server (a task of the grader)."""
 
     def __init__(self, opener: "CandidateOpener"):
-        self._opener = opener
-        self._release = anyio.Event()
-        self._done = anyio.Event()
-        self._entered = False
-        self.lab = None
-        self.error: BaseException | None = None
+        self._opener, self._release, self._done, self._entered = opener, anyio.Event(), anyio.Event(), False
+        self.lab, self.error = None, None  # the candidate's lab once started, or why it could not start
 
     async def __aenter__(self):
         if self._entered:
@@ -33,7 +28,8 @@ class CandidateHandle:
         ready = anyio.Event()
 
         # The n-th candidate's server; a candidate still running when the next one opens is noted.
-        options = dict(self._opener.options, fixture=self._opener.fixture_for(len(self._opener.labs)))
+        fixtures = self._opener.fixtures  # the n-th candidate's fixture; the last one repeats
+        options = dict(self._opener.options, fixture=fixtures[min(len(self._opener.labs), len(fixtures) - 1)])
         if any(lab.returncode is None for lab in self._opener.labs):
             self._opener.overlapped = True
 
@@ -71,15 +67,9 @@ class CandidateOpener:
     """``open_candidate``: every lab it started, and whether all of them have exited."""
 
     def __init__(self, task_group, *, fixtures: list, **options: Any):
-        self.task_group = task_group
-        self.options = options
-        self.fixtures = fixtures  # the n-th candidate's fixture; the last one repeats
+        self.task_group, self.options, self.fixtures = task_group, options, fixtures
         self.overlapped = False   # a candidate opened while an earlier one still ran
-        self.labs: list = []
-        self._handles: list[CandidateHandle] = []
-
-    def fixture_for(self, index: int):
-        return self.fixtures[min(index, len(self.fixtures) - 1)]
+        self.labs, self._handles = [], []  # every lab started; every open_candidate() handed out
 
     def __call__(self) -> CandidateHandle:
         handle = CandidateHandle(self)

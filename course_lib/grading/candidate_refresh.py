@@ -26,14 +26,7 @@ from course_lib.paths import fixture
 from course_lib.walker import walk
 
 BATTERY = "candidate"
-
-
-def require(condition: object, check: str, message: str, value: Any = None) -> None:
-    """``negative_controls.require``, the failure carrying ``value`` (what its hint names as ``{value}``)."""
-    if not condition:
-        failed = CheckFailed(check, message)
-        failed.value = None if value is None else str(value)
-        raise failed
+require = CheckFailed.require  # ``value=``: what the check's hint names as ``{value}``
 
 
 def _catalog_of(ready: Any):
@@ -74,7 +67,8 @@ def seen(opener: CandidateOpener, active, frames_before: int, **found) -> Seen:
 
 
 def judge_untouched(s: Seen) -> None:
-    require(s.sent == 0, "active_untouched", "the candidate refresh sent frames on the active session", s.sent)
+    require(s.sent == 0, "active_untouched", "the candidate refresh sent frames on the active session",
+            value=str(s.sent))
 
 
 def judge_opened(s: Seen) -> None:
@@ -83,7 +77,7 @@ def judge_opened(s: Seen) -> None:
 
 def judge_candidates(s: Seen, count: int, why: str) -> None:
     require(not s.overlapped, "one_candidate_at_a_time", "a new candidate was opened while the previous one still ran")
-    require(s.opened == count, "retried_once", f"opened {s.opened} candidate(s); {why}", s.opened)
+    require(s.opened == count, "retried_once", f"opened {s.opened} candidate(s); {why}", value=str(s.opened))
 
 
 def judge_caller_failure(s: Seen) -> None:
@@ -121,7 +115,7 @@ def judge_gives_up(s: Seen) -> None:
     judge_untouched(s)
     judge_candidates(s, 2, "a rejected refresh is retried exactly once")
     require(s.reason == "duplicate_name", "candidate_rejected", f"candidate failed for another reason: {s.reason}",
-            s.reason)
+            value=s.reason)
 
 
 async def _refused_refresh(make, active, opener: CandidateOpener, frames_before: int) -> Seen:
@@ -138,10 +132,6 @@ async def _refused_refresh(make, active, opener: CandidateOpener, frames_before:
     return seen(opener, active, frames_before, yielded=yielded, reason=reason, closed_at_error=closed_at_error)
 
 
-class CallerBug(schema_lab.CallerBug):
-    """The caller's own failure inside the block (the chapter's probe raises the same class)."""
-
-
 async def probe_caller_failure(make, active, opener: CandidateOpener, era: str) -> None:
     """``schema_lab.probe_caller_failure`` on the student's context manager."""
     frames_before = sent(active)
@@ -150,9 +140,10 @@ async def probe_caller_failure(make, active, opener: CandidateOpener, era: str) 
         async with _open(make, active, opener) as ready:
             entered = True
             names = list(_catalog_of(ready).names)
-            require(names == ["alpha", "beta"], "candidate_complete", f"incomplete candidate: yielded {names}", names)
-            raise CallerBug("the caller's own failure")
-    except CallerBug:
+            require(names == ["alpha", "beta"], "candidate_complete", f"incomplete candidate: yielded {names}",
+                    value=str(names))
+            raise schema_lab.CallerBug("the caller's own failure")  # as the chapter's probe raises it
+    except schema_lab.CallerBug:
         propagated = True
     except CheckFailed:
         raise
@@ -206,14 +197,12 @@ async def probe_in_place(make, active, opener: CandidateOpener, era: str, oracle
             "after_call": await schema_lab.call_outcome(active)}
 
 
-PROBES = {"probe_caller_failure": probe_caller_failure,
-          "probe_accepted_candidate": probe_accepted_candidate, "probe_in_place": probe_in_place,
-          "probe_retry_recovers": probe_retry_recovers, "probe_retry_gives_up": probe_retry_gives_up}
+PROBES = {p.__name__: p for p in (probe_caller_failure, probe_accepted_candidate, probe_in_place,
+                                  probe_retry_recovers, probe_retry_gives_up)}
 
 
 def classify(group: BaseException, budget: float) -> o.Outcome:
-    """A failed probe's outcome: ``REFUSED`` by a probe's named check (``CheckFailed``), ``HUNG``, or
-    the student's ``CRASHED``; re-raised when not the student's."""
+    """A failed probe's outcome: a named check's ``REFUSED``, ``HUNG``, the student's ``CRASHED``; else re-raised."""
     exc = unwrap(group) if isinstance(group, BaseExceptionGroup) else group
     if isinstance(exc, CheckFailed):
         return o.raised(exc)
@@ -239,8 +228,8 @@ def judge_eras(s: Scenario, found: dict, hints: dict) -> Verdict:
     observed = [result[0] for result in failures.values()]
     _, key, failure = next(iter(failures.values()))
     seen = next(outcome for outcome in found.values() if outcome is not None)
-    if getattr(seen.error, "value", None) is not None:  # the value the check's hint names
-        seen = seen.with_wire(seen.sent, value=seen.error.value)
+    if isinstance(seen.error, CheckFailed) and "value" in seen.error.details:  # the value the check's hint names
+        seen = seen.with_wire(seen.sent, value=seen.error.details["value"])
     same = len(failures) == len(found) and len(set(observed)) == 1
     text = observed[0] if same else "; ".join(f"{era}: {result[0]}" for era, result in failures.items())
     return Verdict(replace(s, hint=hints.get(key, s.hint)), False, text, failure, seen)
@@ -256,34 +245,30 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
         ex.scenarios = [replace(s, era=era_list[0]) for s in ex.scenarios]
     student = without(student, spec.get("unavailable", ()))
 
-    async def attempt(s: Scenario, entry: dict, era: str) -> None:
-        probe = PROBES[entry["probe"]]
-        oracle = (entry["oracle"],) if "oracle" in entry else ()
-        async with anyio.create_task_group() as tg:
-            named = entry["candidate_fixture"]
-            fixtures = [fixture(*n.split("/")) for n in ([named] if isinstance(named, str) else named)]
-            opener = CandidateOpener(tg, fixtures=fixtures, server=s.server, era=era,
-                                     lab_timeout=budget + 60, **schema_lab.BUDGET)
-            try:
-                active_fixture = fixture(*entry.get("active_fixture", spec["active_fixture"]).split("/"))
-                async with connect("schema", fixture=active_fixture, era=era, lab_timeout=budget + 60,
-                                   **schema_lab.BUDGET) as active:
-                    await settled(active)
-                    with within(budget) as bound:  # (a context manager that spins is stopped too)
-                        observed = await probe(student, active, opener, era, *oracle)
-            finally:
-                await opener.close_all()
-        if bound.expired:
-            raise TimeoutError(o.no_result(budget))
-        if entry["probe"] == "probe_in_place":  # the oracles need both servers' finished audits
-            schema_lab.check(schema_lab.Run(entry["oracle"], era, observed,
-                                            {"active": schema_lab.audit_of(active),
-                                             "candidate": schema_lab.audit_of(opener.lab)}))
-
     async def outcome(s: Scenario, era: str) -> o.Outcome | None:
         """None when the probe passes in ``era``; otherwise what ``classify`` makes of its exception."""
+        entry, named = entries[s.name], entries[s.name]["candidate_fixture"]
+        oracle = (entry["oracle"],) if "oracle" in entry else ()
         try:
-            await attempt(s, entries[s.name], era)
+            fixtures = [fixture(*n.split("/")) for n in ([named] if isinstance(named, str) else named)]
+            async with anyio.create_task_group() as tg:
+                opener = CandidateOpener(tg, fixtures=fixtures, server=s.server, era=era,
+                                         lab_timeout=budget + 60, **schema_lab.BUDGET)
+                try:
+                    active_fixture = fixture(*entry.get("active_fixture", spec["active_fixture"]).split("/"))
+                    async with connect("schema", fixture=active_fixture, era=era, lab_timeout=budget + 60,
+                                       **schema_lab.BUDGET) as active:
+                        await settled(active)
+                        with within(budget) as bound:  # (a context manager that spins is stopped too)
+                            observed = await PROBES[entry["probe"]](student, active, opener, era, *oracle)
+                finally:
+                    await opener.close_all()
+            if bound.expired:
+                return o.hung(budget)
+            if entry["probe"] == "probe_in_place":  # the oracles need both servers' finished audits
+                schema_lab.check(schema_lab.Run(entry["oracle"], era, observed,
+                                                {"active": schema_lab.audit_of(active),
+                                                 "candidate": schema_lab.audit_of(opener.lab)}))
         except BaseException as group:
             return classify(group, budget)
 
@@ -292,5 +277,5 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
         # the watchdog can only stop the task it watches.
         return judge_eras(s, {era: await outcome(s, era) for era in era_list}, spec["check_hints"])
 
-    # A row opens its own labs, one an era (``attempt``).
+    # A row opens its own labs, one an era (``outcome``).
     return await run(ex, lambda s: nullcontext(), row, calls=len(ex.scenarios) * len(era_list))

@@ -11,6 +11,7 @@ import json
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import replace
 from typing import Any, Callable
+from urllib.parse import quote
 
 from course_lib.bundles import short
 from course_lib.display import Table, error_line
@@ -19,17 +20,14 @@ from course_lib.protocol import BOTH_ERAS
 from course_lib.grading import audited_server, outcome as o
 from course_lib.grading.battery import Scenario, describe_expectation, hint_in_era, load_battery, select
 from course_lib.grading.budget import call_student, observe
-from course_lib.grading.bundle_judge import judge_bundle, prepare_before, revisions
+from course_lib.grading.bundle_judge import bundle_rows
 from course_lib.grading.core import judge_names
-from course_lib.grading.runner import Exercise, exercise, judge_rows, labs, student_row
+from course_lib.grading.runner import exercise, judge_rows
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.grading.unavailable import without
 from course_lib.labs import connect
 from course_lib.paths import fixture
 from course_lib.walker import walk
-
-
-# -- the client: one client against the rules of the chapters it composes --------------------------
 
 SHARED_TARGET = "capstone-modern-catalog"  # one server's name in a response cache two clients share
 URI_CHECK = "uri_allowlist"
@@ -123,8 +121,7 @@ async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, bu
             return await call_student(client.refresh, open_candidate)
 
         outcome = await observe(call, budget)
-        touched = len(active.wire) - mark
-        changed = _schemas(active) != schemas
+        touched, changed = len(active.wire) - mark, _schemas(active) != schemas
         now = await _probe(active, probe) if probe and not touched else validated
     page_1 = sum(1 for lab, start in opened for f in lab.wire.frames[start:]
                  if f.direction == "→" and f.method == "tools/list" and f.params.get("cursor") is None)
@@ -134,8 +131,6 @@ async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, bu
 
 
 def _documents() -> dict[str, str]:
-    from urllib.parse import quote
-
     data = json.loads(fixture("atlas", "documents.json").read_text(encoding="utf-8"))
     return {data["base"] + quote(name, safe=""): text for name, text in data["documents"].items()}
 
@@ -196,24 +191,6 @@ async def _run_read(student: Callable, s: Scenario, row: dict, spec: dict, budge
     return judge_reads(s, row, answers, reads, set(spec["allowed"]), _documents(), hint_in_era(s, row))
 
 
-RUNS = {"refresh": _run_refresh, "read": _run_read}
-
-
-def _bundle_row(student: Callable, ex: Exercise) -> Callable:
-    """A bundle row on its snapshot lab (``runner.labs``, chapter 05's preparation): ``bundle()`` judged."""
-    oracle = revisions()
-
-    async def call(s: Scenario, lab):
-        client = await call_student(student, lab, list(ex.spec["allowed"]))
-        return await call_student(client.bundle)
-
-    def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
-        hint = hint_in_era(s, ex.rows[s.name])
-        return judge_bundle(replace(s, hint=hint), outcome, oracle=oracle, latest_hint=ex.spec["latest_hint"])
-
-    return student_row(ex, call, judge)
-
-
 class CapstoneCard(Scorecard):
     """The scorecard, with each audited server's failing MUST lines above the total (``audits``: the cards)."""
 
@@ -246,12 +223,17 @@ async def grade_capstone(student: Callable, *servers: Callable, battery: str = "
     scenarios, rows, spec = select(ex.scenarios + audited_server.scenarios_of(ex.spec), only, eras), ex.rows, ex.spec
     student = without(student, spec.get("unavailable", ()))
     ex.scenarios = [s for s in scenarios if s.name in rows]
-    bundle, snapshot = _bundle_row(student, ex), labs(ex, lambda s, lab: prepare_before(
-        lab, rows[s.name].get("before"), revisions()), request_timeout=30)
+
+    async def bundle_call(s: Scenario, lab):
+        client = await call_student(student, lab, list(spec["allowed"]))
+        return await call_student(client.bundle)
+
+    snapshot, bundle = bundle_rows(ex, bundle_call)  # a bundle row: chapter 05's snapshot lab, bundle() judged
 
     async def row(s: Scenario, lab) -> Verdict:
         task = rows[s.name]["task"]
-        verdict = await (bundle(s, lab) if task == "bundle" else RUNS[task](student, s, rows[s.name], spec, ex.budget))
+        run_task = {"refresh": _run_refresh, "read": _run_read}.get(task)
+        verdict = await (run_task(student, s, rows[s.name], spec, ex.budget) if run_task else bundle(s, lab))
         if verdict.failure == o.CRASH and verdict.scenario.hint == hint_in_era(s, rows[s.name]):
             # no rule broken on the wire: the crash is the failure
             return replace(verdict, scenario=replace(verdict.scenario, hint=spec["crash_hint"]))

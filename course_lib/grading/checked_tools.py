@@ -14,21 +14,16 @@ from typing import Callable
 from course_lib.audit import answer_kind, lists, tools
 from course_lib.audit.report import Report
 from course_lib.audit.session import Context, Target
-from course_lib.grading import outcome as o
-from course_lib.grading import served
+from course_lib.grading import outcome as o, served
 from course_lib.grading.audited_server import PROBE_ENDED
 from course_lib.grading.harness import CRASH_LOG, ran
 from course_lib.grading.runner import run, verdict_of
+from course_lib.grading.outcome import Failed
 from course_lib.grading.scorecard import Scorecard, Verdict
-from course_lib.grading.served import Failed
 
 BATTERY = "checked_tools"
 STARTUP = 30.0  # seconds for a reply while the server may still be starting (an audit probe's request timeout)
 AUDITED = ("tool.unknown", "tool.arguments", "tool.invalid-input")
-# expected answer -> answer the audit reads -> failure kind
-KIND_OF = {"result": {"isError": o.WRONG_REFUSAL, "-32602": o.WRONG_REFUSAL, "error": o.WRONG_REFUSAL},
-           "isError": {"result": o.MISSING_REFUSAL, "-32602": o.WRONG_REFUSAL, "error": o.WRONG_REFUSAL},
-           "-32602": {"result": o.MISSING_REFUSAL, "isError": o.WRONG_REFUSAL, "error": o.WRONG_REFUSAL}}
 
 
 def shown(call: list) -> str:
@@ -42,8 +37,8 @@ def judge_call(expected: str, call: list, reply: dict) -> str:
     if crash is not None:
         raise crash
     answered = o.Outcome(o.RETURNED, reply, state={"value": shown(call)})  # the call the hint names
-    if kind != expected:
-        raise Failed(KIND_OF[expected][kind], f"{shown(call)}: {said}", answered)
+    if kind != expected:  # a result where a refusal was due is a missing refusal; any other answer a wrong one
+        raise Failed(o.MISSING_REFUSAL if kind == "result" else o.WRONG_REFUSAL, f"{shown(call)}: {said}", answered)
     ran_anyway = ((reply.get("result") or {}).get("_meta") or {}).get("course/ran")  # harness.tools' record
     if expected != "result" and ran_anyway:
         raise Failed(o.WRONG_RESULT, f"{shown(call)}: {said}, but catalog.run ran first ({ran_anyway[0]}): "

@@ -27,11 +27,7 @@ class SourceError(Exception):
 
 
 def _names_used(code: types.CodeType) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _names_used(const)
-    return names
+    return set(code.co_names).union(*(_names_used(c) for c in code.co_consts if isinstance(c, types.CodeType)))
 
 
 def _literal(value) -> bool:
@@ -67,14 +63,6 @@ def _importable(value) -> str | None:
     except Exception:
         return None
     return f"{module}:{qualname}" if found is value else None
-
-
-def _source_of(func) -> str:
-    try:
-        return textwrap.dedent(inspect.getsource(func))
-    except (OSError, TypeError):
-        raise SourceError(f"the source of {getattr(func, '__name__', func)!r} cannot be read: "
-                          "define it with def in a notebook cell") from None
 
 
 def module_source(func: Callable, unavailable: Iterable[str] = ()) -> str:
@@ -116,7 +104,11 @@ def module_source(func: Callable, unavailable: Iterable[str] = ()) -> str:
             else:
                 raise SourceError(f"your function uses {name!r} ({type(value).__name__}), which a child interpreter "
                                   "cannot rebuild: only modules, importable names, functions and literals can be")
-        parts.append(_source_of(f))
+        try:
+            parts.append(textwrap.dedent(inspect.getsource(f)))
+        except (OSError, TypeError):
+            raise SourceError(f"the source of {getattr(f, '__name__', f)!r} cannot be read: "
+                              "define it with def in a notebook cell") from None
 
     add(func)
     return "\n\n".join(parts) + "\n"

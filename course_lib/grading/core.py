@@ -1,22 +1,18 @@
 """The walker exercises (chapters 1 and 2) and what the notebooks import from the engine.
 
 The engine: ``outcome``, ``budget``, ``battery``, ``runner`` (the one runner), ``scorecard``, ``child`` and
-``unavailable``. The walker's judges are pure functions of the scenario row and the outcome.
-"""
+``unavailable``. The walker's judges are pure functions of the scenario row and the outcome."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
 from course_lib.grading import outcome as o
-from course_lib.grading.battery import (Scenario, budget_of, describe_refusal, expects_refusal, load_battery,
-                                        requests_text)
+from course_lib.grading.battery import Scenario, describe_refusal, expects_refusal, load_battery, requests_text
 from course_lib.grading.budget import observe
 from course_lib.grading.outcome import CRASH, FAILURES, HANG, LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, Outcome
-from course_lib.grading.runner import exercise, run_battery
+from course_lib.grading.runner import exercise, labs, run, student_row
 from course_lib.grading.scorecard import STARTER_HINT, Scorecard, Verdict, hint_for
 from course_lib.grading.unavailable import without
-
-# (the engine's names above are what the notebooks and tests import from here)
 
 
 def names_of(result: Any) -> list[str] | None:
@@ -33,20 +29,14 @@ def names_of(result: Any) -> list[str] | None:
 def is_refusal(expect: dict, exc: BaseException) -> bool:
     """Whether ``exc`` is the refusal the scenario teaches (``expect["refusal"]``; any typed one if unset)."""
     refusal = expect.get("refusal")  # (only a typed refusal is ever asked: ``judge_names``)
-    if not refusal:
-        return True
-    if refusal.get("type") and refusal["type"] not in {c.__name__ for c in type(exc).__mro__}:
-        return False
-    if "reason" in refusal and getattr(exc, "reason", None) != refusal["reason"]:
-        return False
-    if "code" in refusal and getattr(getattr(exc, "error", None), "code", None) != refusal["code"]:
-        return False
-    return True
+    return not refusal or not (
+        (refusal.get("type") and refusal["type"] not in {c.__name__ for c in type(exc).__mro__})
+        or ("reason" in refusal and getattr(exc, "reason", None) != refusal["reason"])
+        or ("code" in refusal and getattr(getattr(exc, "error", None), "code", None) != refusal["code"]))
 
 
 def judge_names(expect: dict, outcome: Outcome, instead: str = "raising") -> tuple[bool, str, str | None]:
-    """(passed, observed, failure kind) of a walker-like outcome against the expectation (``instead``:
-    what a partial catalog was returned instead of)."""
+    """(passed, observed, failure kind) of a walker-like outcome (``instead``: what a partial catalog replaced)."""
     if outcome.kind not in (o.RETURNED, o.REFUSED):
         return False, o.describe(outcome), o.failure_of(outcome)
     if outcome.kind == o.RETURNED:
@@ -95,9 +85,8 @@ def repeated_cursor(outcome: Outcome) -> str | None:
 
 async def grade_walker(student: Callable, battery: str = "walk", *, only: list[str] | None = None,
                        eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
-    """Grade ``async def student(session) -> names`` on the battery's catalog servers (``only`` these
-    scenarios, in ``eras``), the battery's ``unavailable`` library functions withheld."""
+    """Grade ``async def student(session) -> names`` on the battery's catalog servers, its ``unavailable`` withheld."""
     ex = exercise(battery, only, eras, budget)
     student = without(student, ex.spec.get("unavailable", ()))
-    return await run_battery(ex, lambda s, lab: student(lab.session), judge_on_wire)
+    return await run(ex, labs(ex), student_row(ex, lambda s, lab: student(lab.session), judge_on_wire))
 

@@ -3,11 +3,11 @@
 ``yours("01_pagination", "my_walk")`` runs the definitions of the student's copy of that chapter (the
 notebook next to the kernel, else the course's; nothing that awaits) and returns the function as its
 exercise cell left it, the capstone's unavailable names stood in. A ``reference_...`` name comes from
-the solution cells: in the instructor copy the reference solutions play the student's part.
-"""
+the solution cells: in the instructor copy the reference solutions play the student's part."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import linecache
 from pathlib import Path
 from typing import Any
@@ -26,12 +26,6 @@ _SKIPPED_TAGS = {"check", "answers"}
 EXERCISE = "exercise"
 
 
-def notebook_of(chapter: str) -> Path:
-    """The student's copy of ``chapter``: next to the running notebook if there, else the course's."""
-    here = Path.cwd() / f"{chapter}.ipynb"
-    return here if here.exists() else NOTEBOOKS / f"{chapter}.ipynb"
-
-
 def _define(source: str, filename: str, namespace: dict) -> None:
     """Run the definitions of one cell in ``namespace``; a statement that awaits or fails is left out."""
     try:
@@ -43,10 +37,8 @@ def _define(source: str, filename: str, namespace: dict) -> None:
         awaits = any(isinstance(n, (ast.Await, ast.AsyncFor, ast.AsyncWith)) for n in ast.walk(node))
         if not isinstance(node, _KEPT) or (awaits and not isinstance(node, _DEFINITIONS)):
             continue
-        try:
+        with contextlib.suppress(Exception):  # a definition that needs what only a lab shows: the cells say so
             exec(compile(ast.Module(body=[node], type_ignores=[]), filename, "exec"), namespace)
-        except Exception:  # a definition that needs what only a lab shows: the chapter's cells say so
-            continue
 
 
 def _exercise(path: Path) -> str:
@@ -55,7 +47,8 @@ def _exercise(path: Path) -> str:
 
 def load(chapter: str, name: str, unavailable: tuple[str, ...] = ()) -> Any:
     """``name`` as the cells of ``chapter`` define it (the solution cells only for ``reference_...``)."""
-    path = notebook_of(chapter)
+    here = Path.cwd() / f"{chapter}.ipynb"  # the student's copy, next to the running notebook
+    path = here if here.exists() else NOTEBOOKS / f"{chapter}.ipynb"
     reference = name.startswith("reference_")
     namespace: dict = {"__name__": f"course_chapter_{chapter.split('_')[0]}"}
     for n, cell in enumerate(nbformat.read(path, as_version=4).cells):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 import sys
 import tempfile
 from contextlib import asynccontextmanager
@@ -136,8 +135,7 @@ def damage(recorded: dict, spec: dict) -> dict:
 async def _run_child(directory: Path, files: list[str], mode: str, budget: float) -> dict[str, tuple]:
     """Replay ``files`` in one interpreter: ``(outcome, replies checked)`` per file (``HUNG`` without an answer)."""
     argv = child_argv("-m", __name__, "replay", str(directory), optimize=mode == "-O")
-    rows: dict[str, tuple] = {}
-    out = b""
+    rows, out = {}, b""
     async with started_server(argv, prefix="course-envelope-child-") as process:
         with anyio.move_on_after(budget * 4 * len(files) + 60):
             async for chunk in process.stdout:
@@ -208,54 +206,49 @@ def _label(combos: list[tuple[str, str]], eras: list[str], modes: list[str]) -> 
     """Where a failure happened: nothing when everywhere, else the eras, the interpreters or both."""
     if len(combos) == len(eras) * len(modes):
         return ""
-    whole_eras = [e for e in eras if all((e, m) in combos for m in modes)]
-    if len(combos) == len(whole_eras) * len(modes):
-        return " and ".join(whole_eras) + ": "
-    whole_modes = [m for m in modes if all((e, m) in combos for e in eras)]
-    if len(combos) == len(whole_modes) * len(eras):
-        return " and ".join(whole_modes) + ": "
+    for whole, across in (([e for e in eras if all((e, m) in combos for m in modes)], modes),
+                          ([m for m in modes if all((e, m) in combos for e in eras)], eras)):
+        if len(combos) == len(whole) * len(across):  # whole eras, else whole interpreters
+            return " and ".join(whole) + ": "
     return ", ".join(f"{e} {m}" for e, m in combos) + ": "
 
 
 async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
                          budget: float | None = None, modes: list[str] | None = None) -> Scorecard:
-    """Grade ``my_check_reply(line, request_id)`` on the battery's damaged replays: one lab replays
-    every row's files in each interpreter, then each row is judged on its replays."""
+    """Grade ``my_check_reply(line, request_id)``: one lab replays every row's damaged files in each interpreter."""
     ex = exercise(battery, only, budget=budget, default=5.0)
     spec, entries = ex.spec, ex.rows
     eras, modes = spec["era_list"], list(modes or spec["modes"])
 
-    directory = Path(tempfile.mkdtemp(prefix="course-envelope-grade-"))
-    try:
-        write_module(directory, MODULE, student, spec.get("unavailable", ()))
-    except SourceError as exc:
-        shutil.rmtree(directory, ignore_errors=True)
-        return publish(Scorecard(ex.title, [Verdict(replace(s, hint=spec["class_hints"]["source"]), False, str(exc),
-                                                    o.CRASH, o.crashed(exc)) for s in ex.scenarios], ex.budget, battery))
+    with tempfile.TemporaryDirectory(prefix="course-envelope-grade-", ignore_cleanup_errors=True) as folder:
+        directory = Path(folder)
+        try:
+            write_module(directory, MODULE, student, spec.get("unavailable", ()))
+        except SourceError as exc:
+            return publish(Scorecard(ex.title, [Verdict(replace(s, hint=spec["class_hints"]["source"]), False,
+                                                        str(exc), o.CRASH, o.crashed(exc)) for s in ex.scenarios],
+                                     ex.budget, battery))
 
-    @asynccontextmanager
-    async def open_lab(_):
-        captures = await for_each(capture, eras)
-        files, where = [], {}
-        for index, s in enumerate(ex.scenarios):
-            for era in eras:
-                name = f"{index:02d}-{era}.json"
-                (directory / name).write_text(json.dumps(damage(captures[era], entries[s.name]["damage"])),
-                                              encoding="utf-8")
-                files.append(name)
-                where[(s.name, era)] = name
-        (directory / "spec.json").write_text(json.dumps({"function": student.__name__, "files": files,
-                                                         "budget": ex.budget}), encoding="utf-8")
-        results = await for_each(lambda mode: _run_child(directory, files, mode, ex.budget), modes)
-        yield lambda s: {(e, m): results[m][where[(s.name, e)]] for e in eras for m in modes}
+        @asynccontextmanager
+        async def open_lab(_):
+            captures = await for_each(capture, eras)
+            files, where = [], {}
+            for index, s in enumerate(ex.scenarios):
+                for era in eras:
+                    name = f"{index:02d}-{era}.json"
+                    (directory / name).write_text(json.dumps(damage(captures[era], entries[s.name]["damage"])),
+                                                  encoding="utf-8")
+                    files.append(name)
+                    where[(s.name, era)] = name
+            (directory / "spec.json").write_text(json.dumps({"function": student.__name__, "files": files,
+                                                             "budget": ex.budget}), encoding="utf-8")
+            results = await for_each(lambda mode: _run_child(directory, files, mode, ex.budget), modes)
+            yield lambda s: {(e, m): results[m][where[(s.name, e)]] for e in eras for m in modes}
 
-    async def row(s: Scenario, replays) -> Verdict:
-        return judge_envelope(s, replays(s), entries[s.name]["refused_at"], eras, modes, spec["class_hints"])
+        async def row(s: Scenario, replays) -> Verdict:
+            return judge_envelope(s, replays(s), entries[s.name]["refused_at"], eras, modes, spec["class_hints"])
 
-    try:
         return await run(ex, open_lab, row, key=lambda s: battery, calls=len(ex.scenarios) * len(eras) * len(modes))
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 if __name__ == "__main__":

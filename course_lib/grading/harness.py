@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
+from urllib.parse import quote
 
 import mcp_types as types
 from mcp import MCPError
@@ -56,8 +57,7 @@ def guard():
 
 
 async def called(thunk, problem=None):
-    """``thunk()`` (awaited when it is a coroutine), guarded; ``problem(answer)`` says why an answer
-    has the wrong type (None when it is right), which is the student's ``TypeError``."""
+    """``thunk()``, awaited if need be, guarded; ``problem(answer)``: why its type is wrong (a TypeError), or None."""
     with guard():
         answer = thunk()
         answer = await answer if inspect.isawaitable(answer) else answer
@@ -117,8 +117,7 @@ SENT: ContextVar[tuple] = ContextVar("sent")  # (name, arguments) of the tools/c
 
 
 async def as_sent(ctx, call_next):
-    """Keep a ``tools/call``'s ``name`` and ``arguments`` as sent; hand the SDK a well-formed stand-in
-    (so the SDK's own check of the request's shape does not answer before the student's code)."""
+    """Keep a ``tools/call``'s name and arguments as sent; the SDK, which would refuse a bad shape, gets a stand-in."""
     if ctx.method != "tools/call" or not isinstance(ctx.params, Mapping):
         return await call_next(ctx)
     SENT.set((ctx.params.get("name"), ctx.params.get("arguments")))
@@ -192,10 +191,7 @@ class Shelf:
 
 
 def read(handler, config: dict) -> Server:
-    """``CONFIG``: the library (``base``, ``mime_type``, ``listed`` names, ``documents``); the
-    listing is the harness's own answer, every ``resources/read`` one call of the handler."""
-    from urllib.parse import quote  # noqa: PLC0415
-
+    """``CONFIG``: the library (``base``, ``mime_type``, ``listed``, ``documents``); a read is a call of the handler."""
     shelf = Shelf(config["base"], config["mime_type"], dict(config["documents"]))
     listed = [(config["base"] + quote(name, safe=""), name) for name in config["listed"]]
 
@@ -236,10 +232,9 @@ def snapshot(read_one, config: dict) -> Server:
     """``CONFIG``: the store (``revisions``, ``current``); the manifest is the harness's own answer."""
     store = Store({rev: dict(docs) for rev, docs in config["revisions"].items()}, config["current"])
 
-    def pair(answer) -> str | None:
-        if isinstance(answer, tuple) and len(answer) == 2 and all(isinstance(a, str) for a in answer):
-            return None
-        return f"{read_one.__name__} must return (mime_type, text), not {type(answer).__name__}"
+    def pair(answer) -> str | None:  # why an answer is not a (mime_type, text) pair
+        ok = isinstance(answer, tuple) and len(answer) == 2 and all(isinstance(a, str) for a in answer)
+        return None if ok else f"{read_one.__name__} must return (mime_type, text), not {type(answer).__name__}"
 
     async def on_list_resources(ctx, params) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[

@@ -3,8 +3,7 @@
 ``Outcome.kind`` is ``RETURNED`` (``value``), ``REFUSED`` (a typed refusal: ``CourseError`` or ``MCPError``,
 in ``error``), ``CRASHED`` (any other exception), ``HUNG`` (stopped at ``budget``) or ``LAB_FAILED``. ``sent``:
 the frames the call sent; ``state``: what the lab left behind. Nothing is prose until ``describe``. An
-exception raised in another process travels as data (``crash_record``, ``crash_from``), never as a message.
-"""
+exception raised in another process travels as data (``crash_record``, ``crash_from``), never as a message."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -111,8 +110,7 @@ def failure_of(outcome: Outcome) -> str | None:
 
 
 def last_line(exc: BaseException) -> str:
-    """The last line of the traceback Python would print: ``Type: message`` on one line (``Type`` alone
-    when there is no message)."""
+    """The last line of the traceback Python would print: ``Type: message`` on one line (or ``Type`` alone)."""
     return " ".join(error_line(exc).split()) if str(exc).strip() else error_line(exc).split(":")[0]
 
 

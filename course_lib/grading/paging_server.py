@@ -15,10 +15,9 @@ from mcp import MCPError
 from course_lib.display import error_line
 from course_lib.errors import CatalogError, CourseError
 from course_lib.grading import served
-from course_lib.grading.outcome import LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT
+from course_lib.grading.outcome import LAB, MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, Failed
 from course_lib.grading.runner import run
 from course_lib.grading.scorecard import Scorecard
-from course_lib.grading.served import Failed
 from course_lib.labs import connect
 from course_lib.walker import walk
 
@@ -28,15 +27,10 @@ BATTERY = "paging_server"
 def tamper(cursor: str) -> str:
     """The cursor with its last letter or digit changed to another of its kind."""
     for i in range(len(cursor) - 1, -1, -1):
-        ch = cursor[i]
-        if ch.isdigit():
-            new = str((int(ch) + 1) % 10)
-        elif ch.isascii() and ch.isalpha():
-            base = ord("a") if ch.islower() else ord("A")
-            new = chr(base + (ord(ch) - base + 1) % 26)
-        else:
-            continue
-        return cursor[:i] + new + cursor[i + 1:]
+        ch, base = cursor[i], ord("a") if cursor[i].islower() else ord("A")
+        if ch.isdigit() or (ch.isascii() and ch.isalpha()):
+            new = str((int(ch) + 1) % 10) if ch.isdigit() else chr(base + (ord(ch) - base + 1) % 26)
+            return cursor[:i] + new + cursor[i + 1:]
     return cursor + "x"
 
 
@@ -81,8 +75,7 @@ def judge_refusal(answer: tuple | MCPError, label: str, cursor: str | None = Non
 
 
 def judge_walk(walked, expected: list[str], min_pages: int, kind: str = "tools") -> str:
-    """The walker's catalog of a whole list (or the ``MCPError`` / ``CatalogError`` it ended with):
-    exactly ``expected``, in at least ``min_pages`` pages."""
+    """The walker's catalog of a whole list (or the error it ended with): exactly ``expected``, in ``min_pages``+."""
     if isinstance(walked, MCPError):
         raise Failed(WRONG_REFUSAL, f"the walk was refused: {error_line(walked)}")
     if isinstance(walked, CatalogError):
@@ -195,7 +188,7 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
 
         @asynccontextmanager
         async def open_lab(s):  # lab A's rows get the cursors of server B and of an earlier process first
-            asked = {row["probe"] for row in ex.wanted(s.era)} if lab_of(s) == "A" else set()
+            asked = {ex.rows[x.name]["probe"] for x in ex.scenarios if x.era == s.era} if lab_of(s) == "A" else set()
             lent = {lender: await lent_cursor(s.era, lender) if probe in asked else None
                     for lender, probe in (("B", "foreign"), ("A", "restarted"))}
             async with labs(s) as asker:

@@ -4,8 +4,7 @@ makes of two catalog modes the chapter's tables leave out, judged against the cl
 The battery's rows are the clients, its ``eras`` the modes. Every client runs once per mode behind
 chapter 07's tap, two at a time; each predicted cell, read into its parts, is compared with the cell
 ``peers_lab.verdict`` writes. A wrong cell is told by its kind and a hint naming the section; the
-measured cell is not shown. A function that returns no dict starts no client.
-"""
+measured cell is not shown. A function that returns no dict starts no client."""
 from __future__ import annotations
 
 import re
@@ -78,11 +77,6 @@ async def measure(client: str, modes: list[str], budget: float) -> dict[str, str
     return cells
 
 
-async def measure_all(ex) -> dict[str, dict[str, str]]:
-    clients = list(dict.fromkeys(s.name for s in ex.scenarios))
-    return await for_each(lambda c: measure(c, ex.spec["eras"], ex.budget), clients, limit=2)
-
-
 def judge(s, predicted, measured: str) -> Verdict:
     """One cell: the student's prediction against the measured one."""
     said, cell, yours = f"you predicted {predicted!r}", parsed(measured), parsed(predicted)
@@ -114,9 +108,9 @@ def judge_all(scenarios, outcome: o.Outcome, measured: dict | None) -> list[Verd
 
 
 async def grade_prediction(student, battery: str = BATTERY) -> Scorecard:
-    """Grade ``my_prediction()`` against every client of the battery, run live: one lab for every row,
-    the student's function called once and, when it returned a dict, every client measured."""
+    """Grade ``my_prediction()``: called once and, when it returned a dict, every client of the battery run live."""
     ex = exercise(battery)
+    clients = list(dict.fromkeys(s.name for s in ex.scenarios))
 
     @asynccontextmanager
     async def open_lab(s):
@@ -124,7 +118,8 @@ async def grade_prediction(student, battery: str = BATTERY) -> Scorecard:
             return student()
 
         outcome = await observe(call, ex.budget)
-        yield outcome, (await measure_all(ex) if isinstance(outcome.value, dict) else None)
+        yield outcome, (await for_each(lambda c: measure(c, ex.spec["eras"], ex.budget), clients, limit=2)
+                        if isinstance(outcome.value, dict) else None)
 
     async def row(s, lab) -> Verdict:
         return judge_all([s], *lab)[0]

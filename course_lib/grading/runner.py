@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from functools import partial
@@ -32,9 +32,8 @@ from course_lib.scenarios import gather
 
 Judge = Callable[[Scenario, o.Outcome], Verdict]
 Row = Callable[[Scenario, Any], Awaitable[Verdict]]
-# Set by a caller that needs only "does it fail?" (the test that no function a chapter shows passes
-# its exercise): the labs run one after another, era by era, until a verdict fails, and the card
-# holds the verdicts that finished. A card without a failure is the whole card, as without it.
+# Set by a caller that needs only "does it fail?" (no function a chapter shows passes its exercise): the labs
+# run one after another, era by era, until a verdict fails; the card holds the verdicts that finished.
 FAIL_FAST: ContextVar[bool] = ContextVar("course_grading_fail_fast", default=False)
 HARNESS = "course_lib.grading.harness"
 NOT_ASKED = "not asked: an earlier request got no answer"  # a row after one that hung
@@ -58,10 +57,6 @@ class Exercise:
     @property
     def rows(self) -> dict[str, dict]:
         return rows_of(self.spec)
-
-    def wanted(self, era: str, keep: Callable[[dict], bool] = lambda row: True) -> list[dict]:
-        """The rows of ``era`` (those ``keep`` keeps), in battery order."""
-        return [self.rows[s.name] for s in self.scenarios if s.era == era and keep(self.rows[s.name])]
 
     def config(self, name: str, data: dict) -> Path:
         path = self.folder / f"{name}.json"
@@ -88,31 +83,24 @@ def lab_servers() -> set[int]:
     """Course servers below this process (``connect`` marks them ``COURSE_LAB_SERVER=1``)."""
     found = set()
     for proc in psutil.Process().children(recursive=True):
-        try:
+        with suppress(psutil.Error):
             if proc.environ().get("COURSE_LAB_SERVER") == "1" and "fastlaunch" not in " ".join(proc.cmdline()):
                 found.add(proc.pid)
-        except psutil.Error:
-            continue
     return found
 
 
 def stop_leftovers(before: set[int]) -> int:
-    """Stop the course servers started since ``before`` that are still alive: what the student's
-    code opened and never closed. Returns how many there were."""
+    """Stop the course servers started since ``before`` and still alive (the student's code never closed them)."""
     left = lab_servers() - before
     for pid in left:
         try:
             os.killpg(pid, signal.SIGKILL)  # each server leads a process group of its own
         except (ProcessLookupError, PermissionError):
-            try:
+            with suppress(psutil.Error):
                 psutil.Process(pid).kill()
-            except psutil.Error:
-                pass
     for pid in left:
-        try:
+        with suppress(psutil.Error):
             psutil.Process(pid).wait(timeout=5)
-        except psutil.Error:
-            pass
     return len(left)
 
 
@@ -141,9 +129,8 @@ async def judge_rows(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row
                      key: Callable[[Scenario], Any] = lambda s: (s.name, s.era),
                      ended: Callable[[BaseException, list[Scenario]], list[Verdict]] = lab_lost,
                      not_asked: str = NOT_ASKED) -> list[Verdict]:
-    """The one runner: a lab per ``key`` (``open_lab(its first scenario)``, an async context manager),
-    its rows in battery order (``row(s, lab)``; after a row that hung, ``not_asked``); a lab that fails
-    is ``ended(exc, rows left)``."""
+    """The one runner: a lab per ``key`` (``open_lab(its first scenario)``), its rows in battery order
+    (``row(s, lab)``; after a row that hung, ``not_asked``); a lab that fails is ``ended(exc, rows left)``."""
     groups: dict[Any, list[Scenario]] = {}
     for s in ex.scenarios:
         groups.setdefault(key(s), []).append(s)
@@ -196,16 +183,9 @@ def student_row(ex: Exercise, call: Callable[[Scenario, Any], Awaitable[Any]], j
     return row
 
 
-async def run_battery(ex: Exercise, call: Callable[[Scenario, Any], Awaitable[Any]], judge: Judge, *,
-                      prepare=None, **options) -> Scorecard:
-    """One real lab per scenario, the student's code called on it in this process."""
-    return await run(ex, labs(ex, prepare, **options), student_row(ex, call, judge))
-
-
 async def each_scenario(run_one: Callable[[Any], Awaitable[Any]], items: list, name: str = "exercise") -> list:
-    """``run_one`` on every item (a lab's scenarios), a few side by side (under ``FAIL_FAST`` one lab
-    after another, era by era, until a verdict fails). The stop button says in one line that the
-    check ``name`` was stopped and its servers are gone (``_runtime.interrupts``), not a traceback."""
+    """``run_one`` on every item (a lab's scenarios), a few side by side (under ``FAIL_FAST`` one after another,
+    era by era, until a verdict fails); the stop button says in one line that check ``name`` stopped."""
     with interrupts.running("check", name):
         if not FAIL_FAST.get():
             return list((await gather({i: partial(run_one, item) for i, item in enumerate(items)})).values())

@@ -2,8 +2,7 @@
 
 A ``Verdict`` is a scenario, whether it passed, the failure kind, the judge's one-line observation and
 the student's ``Outcome``. The hint is chosen from the failure kind and the outcome's type, never by
-reading the observation's words. ``publish`` is the one exit of every finished card (hooks may record it).
-"""
+reading the observation's words. ``publish`` is the one exit of every finished card (hooks may record it)."""
 from __future__ import annotations
 
 import html
@@ -28,11 +27,6 @@ CRASH_HINT = ("Your function stopped with an error of its own before it answered
 LAB_HINT = "The lab itself failed, not your code: run the check again; if it persists, restart the kernel."
 
 
-def name_error_hint(name: str | None) -> str:
-    return (f"`{name or 'a name'}` is not defined where your function runs: if the chapter defines it, "
-            "run the cells above first (top to bottom); otherwise define or import it yourself.")
-
-
 @dataclass(frozen=True)
 class Verdict:
     scenario: Scenario
@@ -47,20 +41,16 @@ class Verdict:
 
     @property
     def hint(self) -> str:
-        """The hint, ``{value}`` in it replaced by the value that broke the rule (the judge's
-        ``outcome.state["value"]``: the cursor that repeated, the URI that was served)."""
+        """The hint, ``{value}`` in it the value that broke the rule (the judge's ``outcome.state["value"]``)."""
         value = self.outcome.state.get("value") if self.outcome is not None else None
         hint = hint_for(self.scenario, self.failure_class or WRONG_RESULT, self.outcome)
         return re.sub(r",? ?\{value\},?", "", hint) if value is None else hint.replace("{value}", value)
 
 
 def hint_for(s: Scenario, failure: str, outcome: Outcome | None = None) -> str:
-    """The hint a scorecard prints for scenario ``s`` failing with ``failure`` in ``s.era``.
-
-    The battery's hints win: ``hints[era][failure]``, ``hints[failure]``, then the scenario's own
-    hint for that era (``hints[era]`` as a string) or overall (``hint``). A crash or a hang has a
-    hint of its own, followed by the scenario's; a lab failure is never the student's.
-    """
+    """The hint a scorecard prints for ``s`` failing with ``failure`` in ``s.era``: the battery's hints win
+    (``hints[era][failure]``, ``hints[failure]``), then the scenario's for that era (``hints[era]`` as a string)
+    or overall (``hint``). A crash or a hang has a hint of its own first; a lab failure is never the student's."""
     by_era = s.hints.get(s.era)
     if isinstance(by_era, dict) and failure in by_era:
         return by_era[failure]
@@ -77,7 +67,9 @@ def hint_for(s: Scenario, failure: str, outcome: Outcome | None = None) -> str:
             return (f"This check runs your code without {error.dotted}: the exercise is to write that part "
                     "yourself, as the cells above show.")
         if isinstance(error, NameError):
-            return name_error_hint(getattr(error, "name", None))
+            return (f"`{getattr(error, 'name', None) or 'a name'}` is not defined where your function runs: "
+                    "if the chapter defines it, run the cells above first (top to bottom); otherwise define or "
+                    "import it yourself.")
         refusal = s.expect.get("refusal")
         if refusal:
             return (f"Refuse with {describe_refusal(refusal)} here: any other exception counts as a crash. "
@@ -111,16 +103,10 @@ def _crash_key(vs: list[Verdict]) -> tuple | None:
 
 
 class Scorecard(Shown):
-    """Every scenario's verdict: a PASS/FAIL table, the failures explained under it, a total.
-
-    ``budget`` (seconds a call) is printed under the title; ``battery`` names the exercise's battery.
-    """
+    """Every scenario's verdict: a PASS/FAIL table (``budget`` a call under the title), the failures told, a total."""
 
     def __init__(self, title: str, verdicts: list[Verdict], budget: float | None = None, battery: str = ""):
-        self.title = title
-        self.verdicts = verdicts
-        self.budget = budget
-        self.battery = battery
+        self.title, self.verdicts, self.budget, self.battery = title, verdicts, budget, battery
         self.left_running = 0  # server processes the student's code left open (the check stopped them)
 
     @property
@@ -145,11 +131,6 @@ class Scorecard(Shown):
                 return v
         raise KeyError(name)
 
-    def header(self) -> str:
-        if self.budget is None:
-            return self.title
-        return f"{self.title}\nTime budget: {self.budget:g} s a call; a call still running then is stopped."
-
     def table(self) -> Table:
         """One row per scenario, one verdict column per era (``-``: not run in that era)."""
         eras = list(dict.fromkeys(v.scenario.era for v in self.verdicts))
@@ -158,7 +139,8 @@ class Scorecard(Shown):
             rows.setdefault(v.scenario.name, {})[v.scenario.era] = "PASS" if v.passed else "FAIL"
         return Table(["scenario", *("verdict" if era == ANY_ERA else era for era in eras)],
                      [[name, *(by_era.get(era, "-") for era in eras)] for name, by_era in rows.items()],
-                     self.header())
+                     self.title if self.budget is None else
+                     f"{self.title}\nTime budget: {self.budget:g} s a call; a call still running then is stopped.")
 
     def entries(self) -> list[dict]:
         """One entry per failing scenario: its eras, what was expected, observed, and the hints."""
@@ -243,8 +225,7 @@ class Scorecard(Shown):
                 f"<div class='course-total' style='{style}'>{html.escape(self.total(), quote=False)}</div></div>")
 
 
-# Called with every card a grader hands out: ``card.chapter``, ``card.battery`` (the exercise),
-# ``card.score`` and ``len(card.verdicts)`` (a progress recorder attaches here).
+# HOOKS are called with every card a grader hands out (``chapter``, ``battery``, ``score``, ``verdicts``).
 def record_progress(card: Scorecard) -> None:
     """The student's progress (``course_lib.progress``): recorded only in a student copy."""
     if card.chapter and card.verdicts:

@@ -13,10 +13,9 @@ import mcp_types as types
 from mcp import MCPError
 
 from course_lib.display import error_line
-from course_lib.grading import outcome as o
-from course_lib.grading import served
+from course_lib.grading import outcome as o, served
 from course_lib.grading.battery import Scenario
-from course_lib.grading.runner import run_battery
+from course_lib.grading.runner import labs, run, student_row
 from course_lib.grading.scorecard import Scorecard, Verdict
 from course_lib.labs import connect
 from course_lib.stateless import call_by_hand, tamper
@@ -49,11 +48,8 @@ async def resend(session, size: str, state: str) -> str:
 async def attack(row: dict, lab) -> str:
     """Run the row's order or attack on ``lab``; what the server said (an ``MCPError`` propagates)."""
     kind, size = row["attack"], row.get("size", "large")
-    if kind == "none":
-        result, _ = await call_by_hand(lab.session, "provision", {"size": size}, answer)
-        return result.content[0].text
-    if kind == "price":  # the chapter's first attack: round 2 carries a state edited to price=0
-        edit = lambda n, state: tamper(state, price=0) if n == 1 else state  # noqa: E731
+    if kind in ("none", "price"):  # price, the chapter's first attack: round 2 carries a state edited to price=0
+        edit = (lambda n, state: tamper(state, price=0) if n == 1 else state) if kind == "price" else None
         result, _ = await call_by_hand(lab.session, "provision", {"size": size}, answer, edit_state=edit)
         return result.content[0].text
     if kind == "replay":  # the chapter's second attack: a small order's state on a large order
@@ -84,8 +80,7 @@ async def prepare(row: dict, lab, argv: tuple) -> None:
 
 def judge(s: Scenario, outcome: o.Outcome) -> Verdict:
     """The row's expected answer: the completed order, or -32602 before anything is charged."""
-    wanted = s.expect.get("value")
-    error = outcome.error
+    wanted, error = s.expect.get("value"), outcome.error
     if isinstance(error, MCPError):  # (always a refusal: a typed error)
         crash = served.crash_of(error)
         if crash is not None:  # the student's crash, or their call the harness stopped at the budget
@@ -115,7 +110,7 @@ async def grade_sealed_state(student: Callable, battery: str = BATTERY, *, only:
         argv, rows = tuple(ex.argv()), ex.rows
         ex.scenarios = [replace(s, server=argv) for s in ex.scenarios]
         try:
-            return await run_battery(ex, lambda s, lab: attack(rows[s.name], lab), judge,
-                                     prepare=lambda s, lab: prepare(rows[s.name], lab, argv), request_timeout=STARTUP)
+            return await run(ex, labs(ex, lambda s, lab: prepare(rows[s.name], lab, argv), request_timeout=STARTUP),
+                             student_row(ex, lambda s, lab: attack(rows[s.name], lab), judge))
         finally:
             FOREIGN.clear()

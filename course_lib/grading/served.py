@@ -29,8 +29,7 @@ LIMIT = 30.0  # seconds past the budget a reply may take before the lab gives up
 
 
 def crash_of(error: dict | MCPError) -> Failed | None:
-    """The student's own crash (its ``CRASHED`` outcome rebuilt from ``data``), when that is what
-    ``error`` (a reply's error, or an ``MCPError``) is."""
+    """The student's own crash or hang, rebuilt from ``data``, when ``error`` (a reply's or an ``MCPError``) is one."""
     if isinstance(error, MCPError):
         error = {"code": error.error.code, "message": error.error.message, "data": error.error.data}
     data = error.get("data")
@@ -129,9 +128,8 @@ def on_lab(ex: Exercise, argv: Callable[[Scenario], list[str]], *, setup=None, l
 
 
 def on_probe(ctx, budget: float, start: Callable[[object], Awaitable]):
-    """``runner.run``'s labs on one strict audit session (``audit.session.probe``): ``start(wire)`` first
-    under the probe's own timeout (start-up is the harness's), then every reply has ``budget``
-    seconds; a row gets ``(wire, what start returned)``."""
+    """``runner.run``'s labs on one strict audit session (``audit.session.probe``): ``start(wire)`` under the
+    probe's own timeout, then every reply has ``budget`` seconds; a row gets ``(wire, what start returned)``."""
     @asynccontextmanager
     async def open_lab(s: Scenario):
         async with probe(ctx, s.era) as wire:
@@ -143,8 +141,7 @@ def on_probe(ctx, budget: float, start: Callable[[object], Awaitable]):
 
 
 def probe_ended(budget: float):
-    """The rows left when a probe's session ends early: the student's crash (the server ended), a
-    hang (then the rows not asked), or the lab's."""
+    """The rows left when a probe's session ends early: the student's crash, a hang (then not asked), or the lab's."""
     def ended(exc: BaseException, left: list[Scenario]) -> list[Verdict]:
         if not isinstance(exc, ProbeFailed):
             return lab_lost(exc, left)

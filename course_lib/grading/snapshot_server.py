@@ -22,12 +22,6 @@ from course_lib.uris import judge_missing
 BATTERY = "snapshot_server"
 
 
-def texts_by_revision() -> dict[str, dict[str, str]]:
-    """{revision: {document: text}}, from the fixed ``fixtures/snapshot/expected.json``."""
-    oracle = load_oracle()
-    return {rev: {short(uri).split("/", 1)[1]: text for uri, text in oracle[rev].items()} for rev in ("r1", "r2")}
-
-
 def judge_read(expect: dict, uri: str, answer, oracle: dict, era: str = "legacy") -> None:
     """One read's answer (its ``ReadResourceResult``, or the ``MCPError`` it got) against the row's
     ``expect``: the fixed text of ``expect["texts"]`` as text/plain, the era's not-found when
@@ -85,7 +79,8 @@ def observed_when_passed(row: dict) -> str:
 async def grade_snapshot_server(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
                                 eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
     """Grade ``my_read(store, uri) -> (mime_type, text)`` inside real stdio snapshot servers."""
-    texts = texts_by_revision()
+    oracle = load_oracle()  # the fixed texts, as {revision: {document: text}}
+    texts = {rev: {short(uri).split("/", 1)[1]: text for uri, text in oracle[rev].items()} for rev in ("r1", "r2")}
     with served.written(student, battery, "snapshot", only, eras, budget) as ex:
         argv = {name: ex.argv(ex.config(name, {"current": lab["current"],
                                                "revisions": {r: texts[r] for r in lab["revisions"]}}))

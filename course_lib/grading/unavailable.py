@@ -2,8 +2,7 @@
 
 ``without(function, names)`` copies the student's function (or class) so that its globals, helpers and
 imports see a stand-in for each forbidden name: calling it raises ``Unavailable``, a crash with its own
-hint. ``stand_in`` and ``ModuleView`` serve a child interpreter's module too (``grading.child``).
-"""
+hint. ``stand_in`` and ``ModuleView`` serve a child interpreter's module too (``grading.child``)."""
 from __future__ import annotations
 
 import builtins
@@ -90,15 +89,14 @@ def without(function: Any, names: Iterable[str]) -> Any:
             new = types.FunctionType(value.__code__, view, value.__name__, value.__defaults__, value.__closure__)
             new.__kwdefaults__, new.__qualname__ = value.__kwdefaults__, value.__qualname__
             new.__wrapped_original__ = value
-            copies[id(value)] = new
-            return new
-        if inspect.isclass(value) and value.__module__ == namespace.get("__name__"):
+        elif inspect.isclass(value) and value.__module__ == namespace.get("__name__"):
             body = {k: copy(v) for k, v in vars(value).items() if k not in ("__dict__", "__weakref__")}
             new = type(value.__name__, tuple(copy(b) for b in value.__bases__), body)
             new.__qualname__ = value.__qualname__
-            copies[id(value)] = new
-            return new
-        return value
+        else:
+            return value
+        copies[id(value)] = new
+        return new
 
     for key, value in list(view.items()):
         if key != "__builtins__":

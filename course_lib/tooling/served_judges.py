@@ -26,7 +26,7 @@ def replies(s, outcome: o.Outcome, method: str) -> list[dict]:
     return [r.message for r in found]
 
 
-def answer_of(reply: dict, model):
+def answer_in_reply(reply: dict, model):
     """What the client session hands the row: the model of its result, or the ``MCPError`` of its
     error (the student's crash, or their call stopped, raises their ``Failed`` as the lab's ``Asker``)."""
     if "error" not in reply:
@@ -67,7 +67,7 @@ def judge_snapshot_server(s, outcome: o.Outcome):
         if len(found) > len(row["reads"]):
             raise ValueError(f"{s.name}: more reads recorded than the row asks")
         for uri, reply in zip(row["reads"], found):
-            judge_read(row["expect"], uri, answer_of(reply, ReadResourceResult), oracle, s.era)
+            judge_read(row["expect"], uri, answer_in_reply(reply, ReadResourceResult), oracle, s.era)
         if len(found) < len(row["reads"]):
             raise ValueError(f"{s.name}: {len(found)} of the row's {len(row['reads'])} reads recorded")
         return observed_when_passed(row)

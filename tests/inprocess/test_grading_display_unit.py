@@ -11,7 +11,7 @@ from course_lib import CatalogError
 from course_lib.display import Table, cell_kind, error_line, fit_widths, wire_table, wrap_cell
 from course_lib.grading import outcome as o
 from course_lib.grading.core import CRASH, FAILURES, HANG, LAB, MISSING_REFUSAL, STARTER_HINT, WRONG_REFUSAL, \
-    WRONG_RESULT, Scenario, Scorecard, Verdict, budget_of, hint_for, judge_names, judge_on_wire, load_battery, observe
+    WRONG_RESULT, Scenario, Scorecard, Verdict, hint_for, judge_names, judge_on_wire, load_battery, observe
 from course_lib.labs import Wire
 from course_lib.walker import Catalog
 
@@ -446,11 +446,6 @@ def test_a_hint_can_depend_on_the_era():
 def test_a_row_of_every_era_names_no_era_in_its_failure():
     card = Scorecard("Allowlist", [Verdict(scenario("design", "any", expect={"value": True}), False, "returned False")])
     assert "1. design — failed\n   expected  returns True\n   observed  returned False" in card.text()
-
-
-@pytest.mark.parametrize("battery, seconds", [("walk", 20), ("read_handler", 5), ("sealed_state", 15)])
-def test_the_budget_a_task_cell_prints_comes_from_the_battery(battery, seconds):
-    assert budget_of(battery) == seconds
 
 
 @pytest.mark.parametrize("battery", ["walk", "read_handler", "checked_tools"])
