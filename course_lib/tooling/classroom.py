@@ -16,7 +16,7 @@ pinned wheel), on 127.0.0.1 only:
   live in STATE (mode 700), so a restart of the hub keeps every account and every copy;
 - an idle lab server stops itself after ``--idle-minutes`` without activity (its idle kernels
   first); stopping the hub (Ctrl-C or SIGTERM) stops every student's server and the proxy, and
-  the command then stops whatever a hub stopped while starting left behind (:func:`~course_lib.tooling.classroom_hub.sweep`);
+  the command then stops whatever a hub stopped while starting left behind (``classroom_hub.sweep``);
 - the instructor is the hub's admin; ``/hub/progress`` shows the class's progress table to an
   admin, and ``python -m course_lib.tooling.classroom progress ROSTER`` (``make classroom-progress``)
   prints it: each student's best score in every exercise, read from the progress file each
