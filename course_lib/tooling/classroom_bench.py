@@ -27,7 +27,7 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-from course_lib.tooling import classroom
+from course_lib.tooling import classroom, classroom_hub, classroom_install
 
 CHAPTER = "01_pagination.ipynb"
 
@@ -191,7 +191,7 @@ def run_size(size: int, cells: list[str], tag: str) -> dict:
         figures["hub and proxy"] = sum(p.memory_info().rss for p in hub_tree
                                        if p.uids().real == 0 and p.is_running())
     finally:
-        classroom.stop_hub(hub, 60)
+        classroom_hub.stop_hub(hub, 60)
         log.close()
         for name in [*students, f"mcpb{tag}t"]:
             classroom.remove_user(name)
@@ -236,7 +236,7 @@ def bench(sizes: list[int]) -> None:
     except classroom.ClassroomUnsupported as exc:
         print(f"   skipped: {exc}")
         return
-    classroom.install()
+    classroom_install.install()
     cells = chapter_cells()
     print(f"   machine: {machine()}; {len(cells)} cells a student")
     columns = ["students", "servers up", "median cell", "p95 cell", "slowest chapter", "cpu/student",

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from course_lib.paths import FIXTURES
-from course_lib.tooling import classroom
+from course_lib.tooling import classroom, classroom_hub, classroom_install
 
 HERE = FIXTURES / "classroom"
 
@@ -35,8 +35,8 @@ def test_the_class_progress_table_has_a_row_per_student_and_a_column_per_exercis
 
 
 def test_the_hub_listens_on_loopback_only_and_students_servers_stop_when_idle(tmp_path, monkeypatch):
-    monkeypatch.setattr(classroom, "singleuser", lambda: Path("/x/jupyterhub-singleuser"))
-    monkeypatch.setattr(classroom, "proxy_command", lambda: ["node", "chp"])
+    monkeypatch.setattr(classroom_hub, "singleuser", lambda: Path("/x/jupyterhub-singleuser"))
+    monkeypatch.setattr(classroom_hub, "proxy_command", lambda: ["node", "chp"])
     config = type("Config", (), {})()
 
     class Section:
@@ -45,9 +45,9 @@ def test_the_hub_listens_on_loopback_only_and_students_servers_stop_when_idle(tm
     for name in ("JupyterHub", "ConfigurableHTTPProxy", "SharedPasswordAuthenticator", "Authenticator", "Spawner"):
         setattr(config, name, Section())
     (tmp_path / "roster.txt").write_text("ana\nben\n")
-    settings = classroom.settings(tmp_path / "roster.txt", tmp_path, 8123, "teach", idle_minutes=0.5)
-    monkeypatch.setattr(classroom, "progress_handler", lambda students: ("handler", tuple(students)))
-    classroom.configure(config, settings)
+    settings = classroom_hub.settings(tmp_path / "roster.txt", tmp_path, 8123, "teach", idle_minutes=0.5)
+    monkeypatch.setattr(classroom_hub, "progress_handler", lambda students: ("handler", tuple(students)))
+    classroom_hub.configure(config, settings)
     assert config.JupyterHub.ip == config.JupyterHub.hub_ip == config.Spawner.ip == "127.0.0.1"
     assert config.ConfigurableHTTPProxy.api_url == "http://127.0.0.1:8124"
     assert config.Authenticator.allowed_users == {"ana", "ben"} and config.Authenticator.admin_users == {"teach"}
@@ -57,8 +57,8 @@ def test_the_hub_listens_on_loopback_only_and_students_servers_stop_when_idle(tm
     # a restart finds the class as it was: accounts and sign-ins in STATE, the copies in the homes
     assert config.JupyterHub.db_url == f"sqlite:///{tmp_path / 'jupyterhub.sqlite'}"
     assert config.JupyterHub.cookie_secret_file == str(tmp_path / "cookie_secret")
-    assert config.Spawner.environment == {"COURSE_SDK129_VENV": str(classroom.VENV / "sdk129"),
-                                          "COURSE_SERVERS_VENV": str(classroom.VENV / "servers")}
+    assert config.Spawner.environment == {"COURSE_SDK129_VENV": str(classroom_install.VENV / "sdk129"),
+                                          "COURSE_SERVERS_VENV": str(classroom_install.VENV / "servers")}
     assert config.JupyterHub.extra_handlers == [(r"/progress", ("handler", ("ana", "ben")))]
     kept = json.loads((tmp_path / "passwords.json").read_text())
     assert len(kept["admin_password"]) >= 32 and len(kept["user_password"]) >= 8
@@ -76,12 +76,12 @@ def test_a_machine_that_cannot_serve_a_class_is_told_so_before_anything_happens(
 def test_a_second_install_waits_for_the_first_at_most_its_budget(tmp_path):
     path = tmp_path / "install.lock"
     with open(path, "w") as first, open(path, "w") as second:
-        classroom.take_lock(first, None)
+        classroom_install.take_lock(first, None)
         with pytest.raises(classroom.ClassroomError, match="still runs after 0.3 s") as raised:
-            classroom.take_lock(second, 0.3)
+            classroom_install.take_lock(second, 0.3)
         assert raised.value.reason == "install_busy"
     with open(path, "w") as third:  # the first's lock went with its file
-        classroom.take_lock(third, 0.3)
+        classroom_install.take_lock(third, 0.3)
 
 
 def test_the_students_venv_is_the_set_ups_packages_with_its_commands_pointing_at_their_python(tmp_path):
@@ -100,9 +100,9 @@ def test_the_students_venv_is_the_set_ups_packages_with_its_commands_pointing_at
     (theirs / "bin" / "python").symlink_to("/usr/bin/python3")
     (theirs / "lib" / "python3.11" / "site-packages" / "stale").mkdir(parents=True)
 
-    assert classroom._same_python(ours, "3.11.2") and not classroom._same_python(ours, "3.12.1")
-    assert not classroom._same_python(ours, "3.1.11")
-    classroom.copy_venv(ours, theirs)
+    assert classroom_install._same_python(ours, "3.11.2") and not classroom_install._same_python(ours, "3.12.1")
+    assert not classroom_install._same_python(ours, "3.1.11")
+    classroom_install.copy_venv(ours, theirs)
     site = theirs / "lib" / "python3.11" / "site-packages"
     assert (site / "pkg" / "__init__.py").read_text() == "X = 1\n" and not (site / "stale").exists()
     assert (theirs / "share" / "jupyter" / "ext.json").exists()
@@ -110,5 +110,5 @@ def test_the_students_venv_is_the_set_ups_packages_with_its_commands_pointing_at
     assert (theirs / "bin" / "tool").stat().st_mode & 0o777 == 0o755
     assert f"'''exec' {theirs}/bin/python" in (theirs / "bin" / "long").read_text()
     assert os.readlink(theirs / "bin" / "python") == "/usr/bin/python3"
-    classroom.copy_venv(ours, theirs)  # again, over its own copy
+    classroom_install.copy_venv(ours, theirs)  # again, over its own copy
     assert (site / "pkg" / "__init__.py").read_text() == "X = 1\n"

@@ -1,12 +1,15 @@
 """Every chapter can be presented: slides start at their headings, fit a projector, a part
 lasts 20–40 minutes, and the chapters link in order. The measures live in
-``course_lib.tooling.presentation`` (``python -m course_lib.tooling.presentation`` prints them)."""
+``course_lib.tooling.presentation`` and its ``presentation_timings`` and ``presentation_tracks``
+(``python -m course_lib.tooling.presentation`` prints them)."""
 import re
 
 import nbformat
 import pytest
 
 from course_lib.tooling import presentation as P
+from course_lib.tooling import presentation_timings as timings
+from course_lib.tooling import presentation_tracks as T
 
 CHAPTERS = P.chapters()
 FOLLOWING = {p: (CHAPTERS[i + 1] if i + 1 < len(CHAPTERS) else None) for i, p in enumerate(CHAPTERS)}
@@ -117,28 +120,28 @@ def test_a_stored_widget_shows_its_first_state_not_a_placeholder(path):
 def test_the_chapter_map_names_each_days_chapters_as_the_plan_places_them():
     """Chapter 00's short map: the chapters of each day after the orientation, and the appendix."""
     (cell,) = [c for c in read(CHAPTERS[0]).cells if c.get("id") == "00-map"]
-    days = {n: [e["stem"][:2] for e in P.plan()["chapters"] if e.get("two_days") == n and e["stem"] != CHAPTERS[0].stem]
+    days = {n: [e["stem"][:2] for e in T.plan()["chapters"] if e.get("two_days") == n and e["stem"] != CHAPTERS[0].stem]
             for n in (1, 2)}
     text = " ".join(cell.source.split())
     assert f"Day one ({days[1][0]}–{days[1][-1]})" in text and f"Day two ({days[2][0]}–{days[2][-1]})" in text
     assert f"{CHAPTERS[-1].name[:2]} is the appendix" in text
-    assert [e["stem"] for e in P.plan()["chapters"] if e.get("two_days") is None] == [CHAPTERS[-1].stem]
+    assert [e["stem"] for e in T.plan()["chapters"] if e.get("two_days") is None] == [CHAPTERS[-1].stem]
 
 
 # -- the tracks -------------------------------------------------------------------------------
 
 def _times(**minutes):
-    return [P.ChapterTime(stem, present, exercise, run, [], one_day)
+    return [T.ChapterTime(stem, present, exercise, run, [], one_day)
             for stem, (present, exercise, run, one_day) in minutes.items()]
 
 
 def test_a_day_leaves_about_six_hours_of_content():
     """8 hours door to door, less lunch, two breaks, questions and (day 1) set-up: about 6 hours."""
-    day = P.plan()["day"]
-    assert day["content_minutes"] == P.content_minutes() == 360
+    day = T.plan()["day"]
+    assert day["content_minutes"] == T.content_minutes() == 360
     left = day["door_to_door"] - day["lunch"] - sum(day["breaks"]) - day["questions"]
     assert (left - day["setup_first_day"], left) == (345, 375)
-    assert "the budget is 360 content minutes a day" in " ".join(P.rules())
+    assert "the budget is 360 content minutes a day" in " ".join(T.rules())
 
 
 def test_the_plan_lists_every_chapter_once_in_order_with_its_exercise():
@@ -146,7 +149,7 @@ def test_the_plan_lists_every_chapter_once_in_order_with_its_exercise():
     chapter's exercise cell asks for, and only a chapter with an exercise cell has one."""
     from course_lib.tooling.student_copy import tags
 
-    entries = P.plan()["chapters"]
+    entries = T.plan()["chapters"]
     assert [e["stem"] for e in entries] == [p.stem for p in CHAPTERS]
     for entry in entries:
         nb = read(P.NOTEBOOKS / f"{entry['stem']}.ipynb")
@@ -163,11 +166,11 @@ def test_both_tracks_fit_their_days():
     """The one-day track fits a day and teaches the five topics, each with an exercise; each day of
     the two-day track fits a day; every chapter is placed once in each track, and only the
     appendix is left out of the two-day track."""
-    both = P.tracks()
-    assert P.track_problems(both) == []
+    both = T.tracks()
+    assert T.track_problems(both) == []
     (label, stems, total), *rest = both["one day"]
-    assert label == "day 1" and total <= P.content_minutes()
-    assert sorted(P.plan()["topics"].values()) == sorted(set(P.plan()["topics"].values()) & set(stems))
+    assert label == "day 1" and total <= T.content_minutes()
+    assert sorted(T.plan()["topics"].values()) == sorted(set(T.plan()["topics"].values()) & set(stems))
     for name, track in both.items():
         placed = [stem for _, stems, _ in track for stem in stems]
         assert sorted(placed) == [p.stem for p in CHAPTERS], name
@@ -176,16 +179,16 @@ def test_both_tracks_fit_their_days():
 
 def test_what_breaks_the_days_rule_is_a_problem():
     times = _times(a=(200, 30, 1.0, True), b=(150, 0, 0.5, True), c=(10, 0, 0, False), z=(5, 0, 0, False))
-    tracks = P.tracks(times, {"a": 1, "b": 2, "c": None, "z": None})
+    tracks = T.tracks(times, {"a": 1, "b": 2, "c": None, "z": None})
     assert [d for d, _, _ in tracks["one day"]] == ["day 1", "not in it"]
     topics = {"paging": "a", "cursors": "c", "caching": "b"}
-    assert P.track_problems(tracks, times, topics) == [
+    assert T.track_problems(tracks, times, topics) == [
         "one day, day 1: 382 content minutes (at most 360)",
         "one day: cursors (c) is not in it",
         "one day: caching (b) has no exercise",
         "two days: c is left out (only the appendix, z, may be)"]
     fits = _times(a=(100, 30, 1.0, True), z=(5, 0, 0, False))
-    assert P.track_problems(P.tracks(fits, {"a": 1, "z": None}), fits, {}) == []
+    assert T.track_problems(T.tracks(fits, {"a": 1, "z": None}), fits, {}) == []
 
 
 def test_the_talk_minutes_agree_with_the_days_tool_where_it_is_beside_the_course():
@@ -201,30 +204,30 @@ def test_the_talk_minutes_agree_with_the_days_tool_where_it_is_beside_the_course
 
 
 def test_the_tracks_table_is_short():
-    table = P.tracks_table()
+    table = T.tracks_table()
     lines = table.splitlines()
-    assert max(len(line) for line in lines) <= P.TABLE_WIDTH
+    assert max(len(line) for line in lines) <= T.TABLE_WIDTH
     assert [line.split("|")[1].strip() for line in lines[2:2 + len(CHAPTERS)]] == [p.stem for p in CHAPTERS]
     assert "total, one day, day 1" in table and "total, two days, day 2" in table
 
 
 def test_every_chapter_has_a_measured_run_time():
     """``--measure`` ran every chapter: docs/timings.json has each one, rounded to 5 s."""
-    measured = P.timings()["chapters"]
+    measured = timings.timings()["chapters"]
     assert sorted(measured) == [p.stem for p in CHAPTERS]
     for stem, run in measured.items():
         assert isinstance(run["run_seconds"], int) and run["run_seconds"] % 5 == 0, stem
-        assert all(c["seconds"] >= P.SLOW_CELL for c in run["slow_cells"]), stem
+        assert all(c["seconds"] >= timings.SLOW_CELL for c in run["slow_cells"]), stem
 
 
 def test_the_committed_tracks_page_is_what_the_command_writes():
-    assert P.TRACKS_PAGE.read_text(encoding="utf-8") == P.tracks_page(), \
+    assert T.TRACKS_PAGE.read_text(encoding="utf-8") == T.tracks_page(), \
         "docs/tracks.md is stale: python -m course_lib.tooling.presentation --write-tracks"
 
 
 def test_chapter_00_and_the_readme_show_the_tracks_the_command_writes():
-    (cell,) = [c for c in read(CHAPTERS[0]).cells if c.get("id") == P.TRACKS_CELL]
-    assert cell.source == P.tracks_cell_source(), "python -m course_lib.tooling.presentation --write-tracks"
+    (cell,) = [c for c in read(CHAPTERS[0]).cells if c.get("id") == T.TRACKS_CELL]
+    assert cell.source == T.tracks_cell_source(), "python -m course_lib.tooling.presentation --write-tracks"
     readme = (P.ROOT / "README.md").read_text(encoding="utf-8")
-    assert P.readme_with_tracks(readme) == readme, "python -m course_lib.tooling.presentation --write-tracks"
+    assert T.readme_with_tracks(readme) == readme, "python -m course_lib.tooling.presentation --write-tracks"
 

@@ -2,7 +2,7 @@
 import subprocess
 import sys
 import time
-from course_lib.tooling import classroom
+from course_lib.tooling import classroom_hub
 
 
 def test_the_sweep_after_the_hub_stops_the_proxy_it_left_and_nothing_else(tmp_path):
@@ -14,9 +14,9 @@ def test_the_sweep_after_the_hub_stops_the_proxy_it_left_and_nothing_else(tmp_pa
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
     try:
         (tmp_path / "proxy.pid").write_text(str(other.pid))
-        assert classroom.sweep(tmp_path, []) == [] and other.poll() is None
+        assert classroom_hub.sweep(tmp_path, []) == [] and other.poll() is None
         (tmp_path / "proxy.pid").write_text(str(proxy.pid))
-        stopped = classroom.sweep(tmp_path, ["no-such-user-here"])
+        stopped = classroom_hub.sweep(tmp_path, ["no-such-user-here"])
         assert proxy.wait(timeout=15) is not None and stopped and str(proxy.pid) in stopped[0]
         assert not (tmp_path / "proxy.pid").exists()
     finally:

@@ -2,7 +2,7 @@
 (the in-process checks of the tracks are in ``tests/inprocess/test_presentation.py``)."""
 import nbformat
 
-from course_lib.tooling import presentation as P
+from course_lib.tooling import presentation_timings as timings
 
 
 def test_measure_times_each_cell_in_a_real_kernel(tmp_path, monkeypatch):
@@ -14,7 +14,7 @@ def test_measure_times_each_cell_in_a_real_kernel(tmp_path, monkeypatch):
     nb.cells.append(sol)
     path = tmp_path / "99_timed.ipynb"
     nbformat.write(nb, path)
-    monkeypatch.setattr(P, "SLOW_CELL", 1)
-    run = P.measure(path)
+    monkeypatch.setattr(timings, "SLOW_CELL", 1)
+    run = timings.measure(path)
     assert run["slow_cells"] == [{"cell": 1, "seconds": 1}], "the solution cell is not on a slide: not counted"
     assert run["run_seconds"] in (0, 5)

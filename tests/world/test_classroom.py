@@ -23,7 +23,7 @@ import psutil
 import pytest
 
 from course_lib.paths import NOTEBOOKS, ROOT
-from course_lib.tooling import classroom
+from course_lib.tooling import classroom, classroom_hub, classroom_install
 from course_lib.tooling.browser_check import CHROMIUM, CHROMIUM_ARGS, chromium_available
 from course_lib.tooling.lab_server import _free_port
 
@@ -133,7 +133,7 @@ async def _class(hub: str, students: list[str], instructor: str, secret: dict) -
 @needs_a_class_machine
 def test_two_students_at_once_each_in_their_own_copy_and_the_instructor_sees_both(tmp_path):
     # .venv-classroom: built once, then reused while the pins are unchanged (CI builds it beside the suite)
-    classroom.install(wait=INSTALL_WAIT)
+    classroom_install.install(wait=INSTALL_WAIT)
     tag = secrets.token_hex(3)
     students, instructor = [f"mcpt{tag}a", f"mcpt{tag}b"], f"mcpt{tag}t"
     roster = tmp_path / "roster.txt"
@@ -181,7 +181,7 @@ def test_two_students_at_once_each_in_their_own_copy_and_the_instructor_sees_bot
                 and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE}
         theirs = [p.pid for p in psutil.process_iter(["username"]) if p.info["username"] in {*students, instructor}]
     finally:
-        classroom.stop_hub(proc, 30)  # a failure on the way: the hub's own stop first, then the hard one
+        classroom_hub.stop_hub(proc, 30)  # a failure on the way: the hub's own stop first, then the hard one
         for pid in tree:
             try:
                 psutil.Process(pid).kill()
