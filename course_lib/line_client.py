@@ -50,8 +50,8 @@ import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from course_lib.errors import CheckFailed, CourseError
-from course_lib._runtime.process import (STDERR_LOG, ServerProcess, course_server_argv, started_server,
-                                         wait_ready)
+from course_lib._runtime.process import (STDERR_LOG, ServerProcess, course_server_argv, read_rest,
+                                         started_server, wait_ready)
 from course_lib.protocol import (BOTH_ERAS, LEGACY, LEGACY_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO,
                                  META_PROTOCOL_VERSION, MODERN_VERSION)
 
@@ -358,14 +358,7 @@ class LineClient:
             report.forced = not exited
             if not exited:
                 process.signal_group(signal.SIGTERM)
-            tail = b""
-            if exited:
-                with anyio.move_on_after(1.0):
-                    try:
-                        while True:
-                            tail += await self._stdout.receive()
-                    except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
-                        pass
+            tail = await read_rest(self._stdout, 1.0) if exited else b""
             stack, self._stack = self._stack, None
             if stack is not None:
                 await stack.aclose()  # started_server: the stop (group, then sweep), the stderr log kept

@@ -140,6 +140,18 @@ class ServerProcess:
             transport.close()
 
 
+async def read_rest(stream, seconds: float) -> bytes:
+    """What a server that exited left in its stdout ``stream``, read for at most ``seconds``."""
+    tail = b""
+    with anyio.move_on_after(seconds):
+        try:
+            while True:
+                tail += await stream.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
+            pass
+    return tail
+
+
 def _shared_env() -> dict[str, str]:
     """What every lab's environment shares: the fork server's own."""
     base = server_env(Path(tempfile.gettempdir()))

@@ -17,7 +17,7 @@ import anyio
 import psutil
 
 from course_lib._runtime import proctree
-from course_lib._runtime.process import STDERR_LOG, started_server, wait_ready
+from course_lib._runtime.process import STDERR_LOG, read_rest, started_server, wait_ready
 from course_lib.audit.session import Context
 from course_lib.protocol import LEGACY, LEGACY_VERSION
 
@@ -129,12 +129,7 @@ async def run(ctx: Context, report) -> None:
         took = time.monotonic() - started
         if exited:  # before any kill: what is still running of the server's group, or marked as its lab's
             ctx.outlived.extend(command_lines(proctree.lab_processes(process.pid, process.workdir, process.started)))
-            with anyio.move_on_after(0.5):
-                try:
-                    while True:
-                        tail += await process.stdout.receive()
-                except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
-                    pass
+            tail += await read_rest(process.stdout, 0.5)
             tail = lines.buffer + tail
         else:
             forced = True

@@ -466,17 +466,9 @@ async def probe_cursor(server: str, cursor: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    command = argv[0] if argv else "check"
-    if command == "install":
-        node_home()
-        install()
-    try:
-        for name, version in check().items():
-            print(f"{name} {version}")
-    except PeersMissing as err:
-        print(err, file=sys.stderr)
-        return 1
-    return 0
+    from course_lib.chapters.servers_env import set_up_main
+
+    return set_up_main(argv, lambda: (node_home(), install()), check, PeersMissing, "course_lib.chapters.peers_lab")
 
 
 if __name__ == "__main__":

@@ -83,20 +83,26 @@ def check() -> dict[str, str]:
     return found
 
 
-def main(argv: list[str]) -> int:
-    command = argv[0] if argv else "check"
-    if command not in ("install", "check"):
-        print(f"usage: python -m {SERVERS_ENV.command} install|check", file=sys.stderr)
+def set_up_main(argv: list[str], install, check, missing: type[Exception], command: str) -> int:
+    """``python -m COMMAND install|check`` of a chapter's pinned set-up: ``install`` first when
+    asked, then every package's running version; exit 1 with the reason when one is missing."""
+    action = argv[0] if argv else "check"
+    if action not in ("install", "check"):
+        print(f"usage: python -m {command} install|check", file=sys.stderr)
         return 2
-    if command == "install":
-        SERVERS_ENV.install()
+    if action == "install":
+        install()
     try:
         for name, version in check().items():
             print(f"{name} {version}")
-    except ServersMissing as err:
+    except missing as err:
         print(err, file=sys.stderr)
         return 1
     return 0
+
+
+def main(argv: list[str]) -> int:
+    return set_up_main(argv, SERVERS_ENV.install, check, ServersMissing, SERVERS_ENV.command)
 
 
 if __name__ == "__main__":
