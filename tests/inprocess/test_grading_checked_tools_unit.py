@@ -162,3 +162,22 @@ def test_every_rule_has_negative_rows_across_its_domain():
     assert len(rows["unknown tool"]["calls"]) >= 4 and len(rows["non-object arguments"]["calls"]) >= 4
 
 
+
+
+def test_a_wrong_handlers_hint_names_the_call_its_observation_shows():
+    """On the recorded rows (fixtures/grading/transcripts/checked_tools.json): every row a wrong
+    handler fails at one of its calls, but by crashing, has a hint that names that call as shown."""
+    from course_lib.grading.checked_tools import shown
+    from course_lib.tooling import transcripts as t
+    from course_lib.tooling.served_judges import judge_checked_tools
+
+    rows, named = {row["name"]: row for row in SPEC["scenarios"]}, 0
+    for label in t.expected("checked_tools")["solutions"]:
+        for s, outcome in t.rows("checked_tools", label):
+            verdict = judge_checked_tools(s, outcome)
+            if verdict.passed or verdict.failure_class == o.CRASH or "calls" not in rows[s.name]:
+                continue
+            (call,) = [shown(c) for c in rows[s.name]["calls"] if verdict.observed.startswith(shown(c) + ":")]
+            assert verdict.hint.startswith(f"The call {call} "), verdict.hint
+            named += 1
+    assert named >= 10, "the wrong handlers fail at calls"
