@@ -5,9 +5,47 @@ import pytest
 
 from course_lib.grading.envelope_checker import grade_envelope
 from course_lib.grading.child import module_source
-from course_lib.line_client import WireError, require
+from course_lib.line_client import WireError, check_reply, require
 
 pytestmark = pytest.mark.anyio
+
+
+# -- the starter and known-wrong checkers (recorded: fixtures/grading/transcripts/envelope.expected.json) -----
+
+def starter(line, request_id):
+    raise NotImplementedError  # return the reply object, or raise WireError(check, message)
+
+
+def with_asserts(line, request_id):
+    reply = json.loads(line)
+    assert isinstance(reply, dict), "response object"
+    assert reply.get("jsonrpc") == "2.0", "jsonrpc version"
+    assert type(reply.get("id")) is int, "id type"
+    assert reply["id"] == request_id, "id match"
+    assert ("result" in reply) != ("error" in reply), "result xor error"
+    return reply
+
+
+def accepts_a_boolean_id(line, request_id):
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        raise WireError("stdout_noise", "not JSON") from None
+    if not isinstance(reply, dict):
+        raise WireError("response_object", "not an object")
+    if reply.get("jsonrpc") != "2.0":
+        raise WireError("jsonrpc_version", "not 2.0")
+    if not isinstance(reply.get("id"), int):  # True is an int too
+        raise WireError("id_type", "not an int")
+    if reply["id"] != request_id:
+        raise WireError("id_match", "another id")
+    if ("result" in reply) == ("error" in reply):
+        raise WireError("result_xor_error", "not exactly one")
+    return reply
+
+
+def calls_the_library(line, request_id):
+    return check_reply(line, request_id)
 
 
 def crashes_on_a_notification(line, request_id):
