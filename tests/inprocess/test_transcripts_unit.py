@@ -205,3 +205,17 @@ def test_an_audit_row_judged_on_another_line_or_a_logged_crash_gets_another_verd
     assert warned.failure_class == o.WRONG_REFUSAL and warned.observed.startswith("tool.arguments WARN")
     crashed = judge(s, outcome.with_wire((), audit=lines, crash={"crashed": "KeyError", "message": "'x'"}))
     assert crashed.failure_class == o.CRASH
+
+
+def test_a_replay_judged_on_another_check_or_a_later_reply_gets_another_verdict():
+    """The negative control of the envelope checker's recorded replays: the reference's refusal of
+    jsonrpc 1.0 at another check, or only at the second reply, fails the row, as a wrong result."""
+    judge = dotted(t.expected("envelope")["judge"])
+    s, outcome = next((s, outcome) for s, outcome in t.rows("envelope", "reference") if s.name == "jsonrpc 1.0")
+    assert judge(s, outcome).passed
+    replays = outcome.state["replays"]
+    assert {r["check"] for r in replays} == {"jsonrpc_version"} and len(replays) == 4
+    other = judge(s, outcome.with_wire((), replays=[{**replays[0], "check": "id_type"}, *replays[1:]]))
+    assert other.failure_class == o.WRONG_RESULT and "refused at [id_type], not at jsonrpc_version" in other.observed
+    later = judge(s, outcome.with_wire((), replays=[*replays[:3], {**replays[3], "replies_checked": 1}]))
+    assert later.failure_class == o.WRONG_RESULT and later.observed.startswith("2026-07-28 -O: refused at")
