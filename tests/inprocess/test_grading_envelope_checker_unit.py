@@ -26,7 +26,8 @@ def with_asserts(line, request_id):
     return reply
 
 
-def accepts_a_boolean_id(line, request_id):
+def checked_by_hand(line, request_id, id_is_int):
+    """Every check in the chapter's order, the id's type by ``id_is_int(reply)``."""
     try:
         reply = json.loads(line)
     except ValueError:
@@ -35,13 +36,17 @@ def accepts_a_boolean_id(line, request_id):
         raise WireError("response_object", "not an object")
     if reply.get("jsonrpc") != "2.0":
         raise WireError("jsonrpc_version", "not 2.0")
-    if not isinstance(reply.get("id"), int):  # True is an int too
+    if not id_is_int(reply):
         raise WireError("id_type", "not an int")
     if reply["id"] != request_id:
         raise WireError("id_match", "another id")
     if ("result" in reply) == ("error" in reply):
         raise WireError("result_xor_error", "not exactly one")
     return reply
+
+
+def accepts_a_boolean_id(line, request_id):
+    return checked_by_hand(line, request_id, lambda reply: isinstance(reply.get("id"), int))  # True is an int too
 
 
 def calls_the_library(line, request_id):
@@ -49,27 +54,13 @@ def calls_the_library(line, request_id):
 
 
 def crashes_on_a_notification(line, request_id):
-    try:
-        reply = json.loads(line)
-    except ValueError:
-        raise WireError("stdout_noise", "not JSON") from None
-    if not isinstance(reply, dict):
-        raise WireError("response_object", "not an object")
-    if reply["jsonrpc"] != "2.0":
-        raise WireError("jsonrpc_version", "not 2.0")
-    if type(reply["id"]) is not int:  # KeyError on a line without an id
-        raise WireError("id_type", "not an int")
-    if reply["id"] != request_id:
-        raise WireError("id_match", "another id")
-    if ("result" in reply) == ("error" in reply):
-        raise WireError("result_xor_error", "not exactly one")
-    return reply
+    return checked_by_hand(line, request_id, lambda reply: type(reply["id"]) is int)  # KeyError without an id
 
 
 def test_the_module_carries_what_the_checker_uses():
     source = module_source(crashes_on_a_notification)
     assert "import json as json" in source and "course_lib.line_client" in source
-    assert "def crashes_on_a_notification" in source
+    assert "def crashes_on_a_notification" in source and "def checked_by_hand" in source
 
 
 def uses_the_chapters_require(line, request_id):
