@@ -123,10 +123,11 @@ def _row_wire(exchanges) -> Wire:
     return wire
 
 
-def answered(ask_row: Callable[[Scenario, object], Awaitable[str]]):
+def answered(ask_row: Callable[[Scenario, object], Awaitable[str]], facts: Callable[[Scenario], dict] | None = None):
     """``runner.run``'s row of a served exercise: ``ask_row(s, lab)`` observed, or its ``Failed``.
     Under ``make record`` the row's input is recorded: an ``Asker``'s requests on its lab's wire, or a
-    strict session's exchanges of this row (each request and its reply, only this row's)."""
+    strict session's exchanges of this row (each request and its reply, only this row's), with what
+    ``facts(s)`` adds (what else the judge read, as data)."""
     async def row(s: Scenario, lab) -> Verdict:
         wire, session = getattr(getattr(lab, "lab", None), "wire", None), _strict(lab)  # an ``Asker``'s lab
         before = len(wire.requests()) if wire is not None else len(session.exchanges) if session is not None else 0
@@ -135,7 +136,7 @@ def answered(ask_row: Callable[[Scenario, object], Awaitable[str]]):
             RECORDER.get()(s, o.returned(None).with_wire(wire.requests()[before:], wire=wire))
         elif RECORDER.get() is not None and session is not None:
             own = _row_wire(session.exchanges[before:])
-            RECORDER.get()(s, o.returned(None).with_wire(own.requests(), wire=own))
+            RECORDER.get()(s, o.returned(None).with_wire(own.requests(), wire=own, **(facts(s) if facts else {})))
         return verdict_of(s, found)
 
     return row

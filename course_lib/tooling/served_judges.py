@@ -98,3 +98,18 @@ def judge_checked_tools(s, outcome: o.Outcome):
         return observed_when_passed(row)
 
     return verdict(s, judge)
+
+
+def judge_read_handler(s, outcome: o.Outcome):
+    """Chapter 4's read-handler judge on a row's recording: each request of its strict session with its
+    reply, in order, and for an audit's row the audit's lines on them (``allowlist.judge_row``)."""
+    from course_lib.audit.report import Line
+    from course_lib.grading.allowlist import BATTERY, judge_row, load_library
+
+    spec = read_spec(BATTERY)
+    found = [(f.params.get("uri"), outcome.state["wire"].response_to(f)) for f in outcome.sent]
+    if any(reply is None for _, reply in found):
+        raise ValueError(f"{s.name}: the recording holds no reply to one of its requests")
+    asked = [(uri, reply.message) for uri, reply in found]
+    lines = [Line(**x) for x in outcome.state["audit"]]
+    return verdict(s, lambda: judge_row(rows_of(spec)[s.name], asked, lines, s.era, load_library(spec)))
