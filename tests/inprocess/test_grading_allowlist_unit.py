@@ -64,22 +64,22 @@ def canonical_name(uri, base):
     return name if quote(name, safe="") == segment else None
 
 
-async def era_blind(ctx, params, library):  # right URIs, -32002 in every era
+def read_refusing_with(code, params, library):
+    """The right URIs read, every other one refused with ``code``, whatever the era."""
     name = canonical_name(params.uri, library.base)
     text = None if name is None else library.text_of(name)
     if text is None:
-        raise MCPError(-32002, "Resource not found", {"uri": params.uri})
+        raise MCPError(code, "Resource not found", {"uri": params.uri})
     return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, mime_type=library.mime_type,
                                                                          text=text)])
+
+
+async def era_blind(ctx, params, library):  # right URIs, -32002 in every era
+    return read_refusing_with(-32002, params, library)
 
 
 async def always_invalid_params(ctx, params, library):  # -32602 in every era: the rule allows it
-    name = canonical_name(params.uri, library.base)
-    text = None if name is None else library.text_of(name)
-    if text is None:
-        raise MCPError(-32602, "Resource not found", {"uri": params.uri})
-    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, mime_type=library.mime_type,
-                                                                         text=text)])
+    return read_refusing_with(-32602, params, library)
 
 
 async def listed_only(ctx, params, library):  # an exact dictionary of the listed URIs, era-aware
@@ -160,6 +160,32 @@ async def wrong_mime(ctx, params, library):
 
 async def refuses_everything(ctx, params, library):
     raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+
+
+def recorded(label):
+    """A handler's verdicts on its recorded rows (fixtures/grading/transcripts/read_handler.json)."""
+    from course_lib.tooling import transcripts as t
+    from course_lib.tooling.served_judges import judge_read_handler
+
+    return [judge_read_handler(s, outcome) for s, outcome in t.rows("read_handler", label)]
+
+
+def test_the_era_blind_handlers_refusals_fail_at_2026_07_28_for_its_retired_code():
+    failing = [v for v in recorded("era_blind") if not v.passed]
+    assert failing and {v.scenario.era for v in failing} == {"2026-07-28"}
+    assert all("-32002 is retired at 2026-07-28" in v.observed for v in failing)
+
+
+def test_a_missing_refusals_hint_names_the_uri_that_was_served():
+    from course_lib.tooling import transcripts as t
+
+    named = 0
+    for label in t.expected("read_handler")["solutions"]:
+        for v in recorded(label):
+            if v.failure_class == o.MISSING_REFUSAL:
+                assert f"Your handler served {v.observed.split(' was')[0]}" in v.hint, v.hint
+                named += 1
+    assert named >= 6
 
 
 async def test_a_handler_the_child_cannot_rebuild_is_told_so_without_a_server():

@@ -174,6 +174,8 @@ def test_sanitizing_sets_aside_only_the_cursors_and_a_stopped_calls_length():
     ("tool_result", "string, as declared", '"old"', '"new"', "not the value"),  # its structuredContent
     ("checked_tools", "valid input runs the tool", '"text": "resize ran with', '"text": "resize ran without',
      "answered"),  # its text
+    ("read_handler", "names the chapter never showed", '"mimeType": "text/markdown"', '"mimeType": "text/plain"',
+     "got"),  # its type
 ])
 def test_a_served_row_judged_on_another_reply_gets_another_verdict(exercise, row, old, new, said):
     """The negative control of a served row's recording: the reference's first reply frame of the row
@@ -191,6 +193,18 @@ def test_a_served_row_judged_on_another_reply_gets_another_verdict(exercise, row
     sent = [changed.frames[f.index] for f in outcome.sent]
     verdict = judge(s, outcome.with_wire(sent, wire=changed))
     assert verdict.failure_class == o.WRONG_RESULT and said in verdict.observed
+
+
+def test_a_read_handlers_audit_row_judged_on_another_audit_line_gets_another_verdict():
+    """The negative control of the audit's lines recorded beside a read-handler row's reads: the
+    reference's odd spellings, each refused, with the audit's line FAIL, are a wrong result."""
+    judge = dotted(t.expected("read_handler")["judge"])
+    s, outcome = next((s, outcome) for s, outcome in t.rows("read_handler", "reference") if s.name == "audit's odd spellings")
+    assert judge(s, outcome).passed and len(outcome.sent) > 1
+    lines = [{**x, "verdict": "FAIL"} if x["check"] == "uri.spelling" else x for x in outcome.state["audit"]]
+    assert lines != outcome.state["audit"]
+    verdict = judge(s, outcome.with_wire(outcome.sent, audit=lines))
+    assert verdict.failure_class == o.WRONG_RESULT and verdict.observed.startswith("the audit says FAIL")
 
 
 def test_an_audit_row_judged_on_another_line_or_a_logged_crash_gets_another_verdict():
