@@ -224,9 +224,17 @@ def recorded(replays: dict) -> o.Outcome:
         for (era, mode), (outcome, checked) in replays.items()])
 
 
+def unwritten(s: Scenario, said: str, spec: dict) -> Verdict:
+    """A row of a checker that cannot be written to the child (``SourceError``: ``said``): a crash."""
+    return Verdict(replace(s, hint=spec["class_hints"]["source"]), False, said, o.CRASH, o.crashed(SourceError(said)))
+
+
 def judge_recorded(s: Scenario, outcome: o.Outcome) -> Verdict:
-    """``judge_envelope`` on a row's recorded replays (``recorded``), in the eras and interpreters recorded."""
+    """``judge_envelope`` on a row's recorded replays (``recorded``), in the eras and interpreters recorded
+    (``unwritten``: the checker could not be copied, no replay ran)."""
     spec = read_spec(BATTERY)
+    if "unwritten" in outcome.state:
+        return unwritten(s, outcome.state["unwritten"], spec)
     replays = {(r["era"], r["mode"]): (_outcome(r), r["replies_checked"]) for r in outcome.state["replays"]}
     eras, modes = (list(dict.fromkeys(key[i] for key in replays)) for i in (0, 1))
     return judge_envelope(s, replays, rows_of(spec)[s.name]["refused_at"], eras, modes, spec["class_hints"])
@@ -245,8 +253,9 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
         write_module(directory, MODULE, student, spec.get("unavailable", ()))
     except SourceError as exc:
         shutil.rmtree(directory, ignore_errors=True)
-        return publish(Scorecard(ex.title, [Verdict(replace(s, hint=spec["class_hints"]["source"]), False, str(exc),
-                                                    o.CRASH, o.crashed(exc)) for s in ex.scenarios], ex.budget, battery))
+        for s in ex.scenarios if RECORDER.get() is not None else ():  # no replay: what the copy said
+            RECORDER.get()(s, o.returned(None).with_wire((), unwritten=str(exc)))
+        return publish(Scorecard(ex.title, [unwritten(s, str(exc), spec) for s in ex.scenarios], ex.budget, battery))
 
     @asynccontextmanager
     async def open_lab(_):
