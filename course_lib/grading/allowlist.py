@@ -9,11 +9,12 @@ not-found of the course's one rule (``uris.judge_missing``)."""
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Callable
 from urllib.parse import quote
 
 from course_lib.audit import read_canonical, read_missing, read_spellings
-from course_lib.audit.report import Report
+from course_lib.audit.report import Line, Report
 from course_lib.audit.session import Context, Target
 from course_lib.grading import outcome as o, served
 from course_lib.grading.outcome import MISSING_REFUSAL, WRONG_REFUSAL, WRONG_RESULT, Failed
@@ -61,9 +62,34 @@ def judge_read(uri: str, reply: dict, text: str, mime: str) -> None:
         raise Failed(WRONG_RESULT, f"read {uri!r}: got {seen}"[:150] + f", not [({uri!r}, {mime!r}, the text)]")
 
 
-async def _row(wire, listed: list[str], row: dict, era: str, library: dict) -> str:
-    texts, mime = library["documents"], library["mime_type"]
+def load_library(spec: dict) -> dict:
+    """The graded server's documents: ``base``, ``mime_type``, ``listed`` names and ``documents``."""
+    return json.loads((ROOT / spec["library"]).read_text(encoding="utf-8"))
+
+
+def judge_row(row: dict, asked: list[tuple[str, dict]], lines: list[Line], era: str, library: dict) -> str:
+    """One row on what it sent: each ``(uri, reply)`` of ``asked`` in order (its first wrong answer is the
+    row's failure), then, for an ``audit`` row, the audit's own ``lines`` on them."""
+    texts, mime, kind = library["documents"], library["mime_type"], row.get("audit")
     names = {library["base"] + quote(name, safe=""): name for name in library["listed"]}
+    if not asked:
+        raise Failed(WRONG_RESULT, "nothing was sent: the server listed no resources")
+    for uri, reply in asked:
+        if kind == "canonical":
+            judge_read(uri, reply, texts.get(names.get(uri), "(a document of the fixture)"), mime)
+        elif "reads" in row:
+            judge_read(uri, reply, texts[row["reads"][uri]], mime)
+        else:
+            judge_refusal(uri, reply, era)
+    check = {"canonical": "uri.canonical", "spellings": "uri.spelling", "missing": "uri.missing"}.get(kind)
+    wrong = [line for line in lines if line.check == check and line.verdict != "PASS"]
+    if wrong:
+        raise Failed(WRONG_RESULT, f"the audit says {wrong[0].verdict}: {wrong[0].subject} {wrong[0].detail}"[:150])
+    return f"{len(asked)} read(s) answered as expected" + (" and the audit agrees" if kind else "")
+
+
+async def _row(wire, listed: list[str], row: dict, era: str, library: dict, kept: list[Line]) -> str:
+    """The row's reads on ``wire`` (the audit's own probes for an ``audit`` row, whose lines go to ``kept``)."""
     report, before = Report(command=[], era=era), len(wire.exchanges)
     kind = row.get("audit")
     if kind == "canonical":
@@ -75,22 +101,9 @@ async def _row(wire, listed: list[str], row: dict, era: str, library: dict) -> s
     else:  # the canonical URIs of documents the server does not list, or the battery's URIs verbatim
         for uri in row["reads"] if "reads" in row else row["uris"]:
             await wire.request("resources/read", {"uri": uri})
-    exchanges = wire.exchanges[before:]
-    if not exchanges:
-        raise Failed(WRONG_RESULT, "nothing was sent: the server listed no resources")
-    for x in exchanges:
-        uri = x.request["params"]["uri"]
-        if kind == "canonical":
-            judge_read(uri, x.reply, texts.get(names.get(uri), "(a document of the fixture)"), mime)
-        elif "reads" in row:
-            judge_read(uri, x.reply, texts[row["reads"][uri]], mime)
-        else:
-            judge_refusal(uri, x.reply, era)
-    check = {"canonical": "uri.canonical", "spellings": "uri.spelling", "missing": "uri.missing"}.get(kind)
-    wrong = [line for line in report.lines if line.check == check and line.verdict != "PASS"]
-    if wrong:
-        raise Failed(WRONG_RESULT, f"the audit says {wrong[0].verdict}: {wrong[0].subject} {wrong[0].detail}"[:150])
-    return f"{len(exchanges)} read(s) answered as expected" + (" and the audit agrees" if kind else "")
+    kept += report.lines
+    asked = [(x.request["params"]["uri"], x.reply) for x in wire.exchanges[before:]]
+    return judge_row(row, asked, report.lines, era, library)
 
 
 async def listed(wire) -> list[str]:
@@ -102,7 +115,7 @@ async def grade_read_handler(student: Callable, battery: str = BATTERY, *, only:
                              eras: list[str] | None = None, budget: float | None = None) -> Scorecard:
     """Grade ``my_read_resource(ctx, params, library)`` inside real stdio servers, in both eras."""
     with served.written(student, battery, "read", only, eras, budget, default=5.0) as ex:
-        library = json.loads((ROOT / ex.spec["library"]).read_text(encoding="utf-8"))  # the documents it serves
+        library = load_library(ex.spec)
         argv = ex.argv(ex.config("library", library))
 
         def open_lab(s):  # start-up (an interpreter, the handshake) and the listing are the harness's
@@ -110,5 +123,7 @@ async def grade_read_handler(student: Callable, battery: str = BATTERY, *, only:
                           request_timeout=STARTUP)
             return served.on_probe(ctx, ex.budget, listed)(s)
 
-        row = served.answered(lambda s, lab: _row(*lab, ex.rows[s.name], s.era, library))
+        lines: dict[tuple, list[Line]] = {}  # each audit row's lines, recorded under make record
+        row = served.answered(lambda s, lab: _row(*lab, ex.rows[s.name], s.era, library, lines.setdefault(
+            (s.name, s.era), [])), facts=lambda s: {"audit": [asdict(x) for x in lines.get((s.name, s.era), [])]})
         return await run(ex, open_lab, row, key=lambda s: s.era, ended=served.probe_ended(ex.budget))

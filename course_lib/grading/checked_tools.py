@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import json
 from contextlib import asynccontextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
 from course_lib.audit import answer_kind, lists, tools
-from course_lib.audit.report import Report
+from course_lib.audit.report import Line, Report
 from course_lib.audit.session import Context, Target
 from course_lib.grading import outcome as o, served
 from course_lib.grading.audited_server import PROBE_ENDED
 from course_lib.grading.harness import CRASH_LOG, ran
-from course_lib.grading.runner import run, verdict_of
 from course_lib.grading.outcome import Failed
+from course_lib.grading.runner import RECORDER, run, verdict_of
 from course_lib.grading.scorecard import Scorecard, Verdict
 
 BATTERY = "checked_tools"
@@ -50,30 +51,40 @@ def judge_call(expected: str, call: list, reply: dict) -> str:
     return said
 
 
+def observed_when_passed(row: dict) -> str:
+    """What a row whose every call was answered as expected observed (the real run's and the recording's)."""
+    return f"{len(row['calls'])} calls, each {row['answer']}"
+
+
 async def ask_row(wire, row: dict) -> str:
     """Every call of the row, each answer judged (``judge_call``) as it comes."""
     for call in row["calls"]:
         params = {"name": call[0], **({"arguments": call[1]} if len(call) > 1 else {})}
         judge_call(row["answer"], call, await wire.request("tools/call", params))
-    return f"{len(row['calls'])} calls, each {row['answer']}"
+    return observed_when_passed(row)
 
 
-async def run_audit(ctx: Context, era: str, crash_log: Path) -> o.Outcome:
-    """The audit's list and tool probes on the student's server; every tool line must PASS (a
-    failing line is the student's crash when the harness logged one in ``crash_log``)."""
+async def run_audit(ctx: Context, era: str, crash_log: Path) -> tuple[list[Line], dict | None]:
+    """The audit's list and tool probes on the student's server: its lines, and the first crash the
+    harness logged in ``crash_log`` (its record), for ``judge_audit``."""
     ctx.capabilities[era] = {"tools": {}}
     report = Report(ctx.target.argv, era)
     await lists.run(ctx, era, report)
     await tools.run(ctx, era, report)
-    lines = [line for line in report.lines if line.check in AUDITED or line.verdict == "FAIL"]
+    return report.lines, served.logged_record(crash_log)
+
+
+def judge_audit(lines: list[Line], crash: dict | None) -> o.Outcome:
+    """Every tool line of the audit must PASS (a failing line is the student's crash when the harness
+    logged one: ``crash``, its record)."""
+    lines = [line for line in lines if line.check in AUDITED or line.verdict == "FAIL"]
     bad = [line for line in lines if line.verdict != "PASS"]
     if not bad and {line.check for line in lines} >= set(AUDITED):
         return o.judged(None, f"{len(lines)} audit lines PASS")
     line = bad[0] if bad else None
     said = f"{line.check} {line.verdict}: {line.detail}" if line else "the audit's tool probes did not run"
-    crash = served.logged_crash(crash_log)
     if crash is not None:
-        return o.judged(o.CRASH, said[:200], crash)
+        return o.judged(o.CRASH, said[:200], o.crash_from(crash))
     return o.judged(o.HANG if line is not None and line.check == PROBE_ENDED else o.WRONG_REFUSAL, said[:200])
 
 
@@ -83,6 +94,7 @@ async def grade_checked_tools(student: Callable, battery: str = BATTERY, *, only
     with served.written(student, battery, "tools", only, eras, budget) as ex:
         argv = ex.argv(ex.config("server", ex.spec["server"]))
         audit = lambda s: ex.rows[s.name]["answer"] == "audit"  # noqa: E731
+        calls = served.answered(lambda s, wire: ask_row(wire, ex.rows[s.name]))
 
         @asynccontextmanager
         async def open_lab(s):  # the audit's probes start sessions of their own: its lab is a crash log
@@ -96,8 +108,11 @@ async def grade_checked_tools(student: Callable, battery: str = BATTERY, *, only
         async def ask(s, lab) -> Verdict:
             if audit(s):
                 ctx = Context(Target(argv, {CRASH_LOG: str(lab)}), ex.budget * 10 + 60, STARTUP)
-                return verdict_of(s, await run_audit(ctx, s.era, lab))
-            return verdict_of(s, await served.judged(ask_row(lab, ex.rows[s.name])))
+                lines, crash = await run_audit(ctx, s.era, lab)
+                if RECORDER.get() is not None:  # the judge's input: the audit's lines and the crash logged
+                    RECORDER.get()(s, o.returned(None).with_wire((), audit=[asdict(x) for x in lines], crash=crash))
+                return verdict_of(s, judge_audit(lines, crash))
+            return await calls(s, lab)
 
         return await run(ex, open_lab, ask, key=lambda s: (s.era, audit(s) and s.name),
                          ended=served.probe_ended(ex.budget))

@@ -22,9 +22,9 @@ from course_lib.chapters.envelope_controls import STANDIN, atlas_session, captur
 from course_lib.errors import CheckFailed, CourseError
 from course_lib.grading import outcome as o
 from course_lib.grading.budget import observe_now
-from course_lib.grading.battery import Scenario
+from course_lib.grading.battery import Scenario, read_spec, rows_of
 from course_lib.grading.child import SourceError, child_argv, load, write_module
-from course_lib.grading.runner import exercise, run
+from course_lib.grading.runner import RECORDER, exercise, run
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.line_client import LineClient, asserts_active, python_argv
 from course_lib.scenarios import for_each
@@ -213,6 +213,29 @@ def _label(combos: list[tuple[str, str]], eras: list[str], modes: list[str]) -> 
     return ", ".join(f"{e} {m}" for e, m in combos) + ": "
 
 
+def recorded(replays: dict) -> o.Outcome:
+    """A row's replays as data (``make record``): each (era, interpreter)'s outcome as its child reports it."""
+    return o.returned(None).with_wire((), replays=[
+        {"era": era, "mode": mode, "replies_checked": checked, **_record(outcome)}
+        for (era, mode), (outcome, checked) in replays.items()])
+
+
+def unwritten(s: Scenario, said: str, spec: dict) -> Verdict:
+    """A row of a checker that cannot be written to the child (``SourceError``: ``said``): a crash."""
+    return Verdict(replace(s, hint=spec["class_hints"]["source"]), False, said, o.CRASH, o.crashed(SourceError(said)))
+
+
+def judge_recorded(s: Scenario, outcome: o.Outcome) -> Verdict:
+    """``judge_envelope`` on a row's recorded replays (``recorded``), in the eras and interpreters recorded
+    (``unwritten``: the checker could not be copied, no replay ran)."""
+    spec = read_spec(BATTERY)
+    if "unwritten" in outcome.state:
+        return unwritten(s, outcome.state["unwritten"], spec)
+    replays = {(r["era"], r["mode"]): (_outcome(r), r["replies_checked"]) for r in outcome.state["replays"]}
+    eras, modes = (list(dict.fromkeys(key[i] for key in replays)) for i in (0, 1))
+    return judge_envelope(s, replays, rows_of(spec)[s.name]["refused_at"], eras, modes, spec["class_hints"])
+
+
 async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
                          budget: float | None = None, modes: list[str] | None = None) -> Scorecard:
     """Grade ``my_check_reply(line, request_id)``: one lab replays every row's damaged files in each interpreter."""
@@ -225,9 +248,9 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
         try:
             write_module(directory, MODULE, student, spec.get("unavailable", ()))
         except SourceError as exc:
-            return publish(Scorecard(ex.title, [Verdict(replace(s, hint=spec["class_hints"]["source"]), False,
-                                                        str(exc), o.CRASH, o.crashed(exc)) for s in ex.scenarios],
-                                     ex.budget, battery))
+            for s in ex.scenarios if RECORDER.get() is not None else ():  # no replay: what the copy said
+                RECORDER.get()(s, o.returned(None).with_wire((), unwritten=str(exc)))
+            return publish(Scorecard(ex.title, [unwritten(s, str(exc), spec) for s in ex.scenarios], ex.budget, battery))
 
         @asynccontextmanager
         async def open_lab(_):
@@ -246,6 +269,8 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
             yield lambda s: {(e, m): results[m][where[(s.name, e)]] for e in eras for m in modes}
 
         async def row(s: Scenario, replays) -> Verdict:
+            if RECORDER.get() is not None:  # the judge's input: each replay as its child reported it
+                RECORDER.get()(s, recorded(replays(s)))
             return judge_envelope(s, replays(s), entries[s.name]["refused_at"], eras, modes, spec["class_hints"])
 
         return await run(ex, open_lab, row, key=lambda s: battery, calls=len(ex.scenarios) * len(eras) * len(modes))

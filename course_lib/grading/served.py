@@ -23,7 +23,7 @@ from course_lib.grading.child import SourceError, write_module
 from course_lib.grading.outcome import Failed
 from course_lib.grading.runner import NOT_ASKED, RECORDER, Exercise, exercise, lab_lost, verdict_of
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
-from course_lib.labs import connect
+from course_lib.labs import Wire, connect
 
 LIMIT = 30.0  # seconds past the budget a reply may take before the lab gives up (the harness stops a call at it)
 
@@ -41,10 +41,16 @@ def crash_of(error: dict | MCPError) -> Failed | None:
     return None if crash is None else Failed(o.CRASH, o.describe(crash), crash)
 
 
-def logged_crash(path: Path) -> o.Outcome | None:
-    """The first crash the harness appended to ``path`` (``harness.CRASH_LOG``), as its outcome."""
+def logged_record(path: Path) -> dict | None:
+    """The record of the first crash the harness appended to ``path`` (``harness.CRASH_LOG``)."""
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    return o.crash_from(json.loads(lines[0])) if lines else None
+    return json.loads(lines[0]) if lines else None
+
+
+def logged_crash(path: Path) -> o.Outcome | None:
+    """The first crash the harness appended to ``path``, as its outcome."""
+    record = logged_record(path)
+    return None if record is None else o.crash_from(record)
 
 
 async def answer_of(request: Awaitable, refusals: tuple[type[BaseException], ...] = (MCPError,)):
@@ -100,14 +106,36 @@ async def judged(row: Awaitable[str]) -> o.Outcome:
         return o.judged(o.WRONG_REFUSAL, f"a request this row needs was answered {error_line(exc)}")
 
 
-def answered(ask_row: Callable[[Scenario, object], Awaitable[str]]):
-    """``runner.run``'s row of a served exercise: ``ask_row(s, lab)`` observed, or its ``Failed``."""
+def _strict(lab):
+    """The strict session (a ``LineClient``) of an ``on_probe`` lab, alone or first of its tuple."""
+    session = lab[0] if isinstance(lab, tuple) and lab else lab
+    return session if hasattr(session, "exchanges") else None
+
+
+def _row_wire(exchanges) -> Wire:
+    """A strict session's exchanges as a lab's wire: each request, then its reply."""
+    wire = Wire()
+    for x in exchanges:
+        wire.record("→", json.dumps(x.request))
+        if x.reply is not None:
+            wire.record("←", json.dumps(x.reply))
+    return wire
+
+
+def answered(ask_row: Callable[[Scenario, object], Awaitable[str]], facts: Callable[[Scenario], dict] | None = None):
+    """``runner.run``'s row of a served exercise: ``ask_row(s, lab)`` observed, or its ``Failed``.
+    Under ``make record`` the row's input is recorded: an ``Asker``'s requests on its lab's wire, or a
+    strict session's exchanges of this row (each request and its reply, only this row's), with what
+    ``facts(s)`` adds (what else the judge read, as data)."""
     async def row(s: Scenario, lab) -> Verdict:
-        wire = getattr(getattr(lab, "lab", None), "wire", None)  # an ``Asker``'s lab
-        before = len(wire.requests()) if wire is not None else 0
+        wire, session = getattr(getattr(lab, "lab", None), "wire", None), _strict(lab)  # an ``Asker``'s lab
+        before = len(wire.requests()) if wire is not None else len(session.exchanges) if session is not None else 0
         found = await judged(ask_row(s, lab))
         if RECORDER.get() is not None and wire is not None:  # the judge's input: the replies on the wire
             RECORDER.get()(s, o.returned(None).with_wire(wire.requests()[before:], wire=wire))
+        elif RECORDER.get() is not None and session is not None:
+            own = _row_wire(session.exchanges[before:])
+            RECORDER.get()(s, o.returned(None).with_wire(own.requests(), wire=own, **(facts(s) if facts else {})))
         return verdict_of(s, found)
 
     return row

@@ -1,7 +1,8 @@
 """The judges of served exercises, run on a recorded row (``transcripts.decode``) in process.
 
 A served row is recorded as the requests it sent and its lab's wire (``grading.served.answered``): the
-replies the judge read. Each function here reads those reply frames as the row's ``ask_row`` reads
+replies the judge read (a strict audit session's row: its own requests and replies; an audit's row:
+the audit's lines and the crash the harness logged). Each function here reads those reply frames as the row's ``ask_row`` reads
 them from the client session (the student's crash carried as -32603, a reply error as ``MCPError``,
 a result as the SDK's model) and hands them to the exercise's own judge; a row that passed says what
 ``ask_row`` says (``snapshot_server.observed_when_passed``). ``make record`` checks each row judged here
@@ -73,3 +74,42 @@ def judge_snapshot_server(s, outcome: o.Outcome):
         return observed_when_passed(row)
 
     return verdict(s, judge)
+
+
+def judge_checked_tools(s, outcome: o.Outcome):
+    """Chapter 8's handler judge on a row's recording: each ``tools/call`` reply of its strict session,
+    in order (its first wrong answer is the row's); the audit's row, on the audit's lines and the crash
+    the harness logged."""
+    from course_lib.audit.report import Line
+    from course_lib.grading.checked_tools import BATTERY, judge_audit, judge_call, observed_when_passed
+
+    row = rows_of(read_spec(BATTERY))[s.name]
+    if row["answer"] == "audit":
+        return verdict_of(s, judge_audit([Line(**x) for x in outcome.state["audit"]], outcome.state["crash"]))
+
+    def judge() -> str:
+        found = replies(s, outcome, "tools/call")
+        if len(found) > len(row["calls"]):
+            raise ValueError(f"{s.name}: more calls recorded than the row makes")
+        for call, reply in zip(row["calls"], found):
+            judge_call(row["answer"], call, reply)
+        if len(found) < len(row["calls"]):
+            raise ValueError(f"{s.name}: {len(found)} of the row's {len(row['calls'])} calls recorded")
+        return observed_when_passed(row)
+
+    return verdict(s, judge)
+
+
+def judge_read_handler(s, outcome: o.Outcome):
+    """Chapter 4's read-handler judge on a row's recording: each request of its strict session with its
+    reply, in order, and for an audit's row the audit's lines on them (``allowlist.judge_row``)."""
+    from course_lib.audit.report import Line
+    from course_lib.grading.allowlist import BATTERY, judge_row, load_library
+
+    spec = read_spec(BATTERY)
+    found = [(f.params.get("uri"), outcome.state["wire"].response_to(f)) for f in outcome.sent]
+    if any(reply is None for _, reply in found):
+        raise ValueError(f"{s.name}: the recording holds no reply to one of its requests")
+    asked = [(uri, reply.message) for uri, reply in found]
+    lines = [Line(**x) for x in outcome.state["audit"]]
+    return verdict(s, lambda: judge_row(rows_of(spec)[s.name], asked, lines, s.era, load_library(spec)))

@@ -202,7 +202,9 @@ def fingerprint(entry: dict, depends=()) -> str:
     """What a solution's recording depends on, hashed (``depends``: more files, such as the harness
     that serves a served exercise's function)."""
     _, scenarios, _ = load_battery(entry["battery"])
-    servers = sorted({s.server for s in scenarios}) + [n.removesuffix(".py") for n in SERVERS_SHARED]
+    # (a battery that configures the harness's server instead names none: its configuration is in the battery)
+    servers = sorted({s.server for s in scenarios if isinstance(s.server, str)}) + [
+        n.removesuffix(".py") for n in SERVERS_SHARED]
     parts = [solution_source(entry["source"]), fixture("grading", f"{entry['battery']}.json").read_text("utf-8"),
              *((ROOT / "course_lib" / "servers" / f"{n}.py").read_text("utf-8") for n in servers),
              *((ROOT / p).read_text("utf-8") for p in depends), version("mcp"), json.dumps(entry.get("only"))]

@@ -38,6 +38,156 @@ def another_style(ctx, params, library):
                                                                          text=text)])
 
 
+# -- the starter and known-wrong handlers (recorded: fixtures/grading/transcripts/read_handler.expected.json;
+# own_key_error, returns_text and no_data are graded on real stdio servers too, tests/stdio/test_grading_allowlist.py)
+
+SERVED = {BASE + quote(name, safe=""): name for name in LIBRARY["listed"]}  # what the server lists
+
+
+async def starter(ctx, params, library):
+    raise NotImplementedError("write your read handler here")
+
+
+def era_code(ctx):
+    return -32602 if ctx.protocol_version == "2026-07-28" else -32002
+
+
+def canonical_name(uri, base):
+    """The name ``uri`` spells canonically under ``base``, else None (what the exercise asks for)."""
+    if not uri.startswith(base):
+        return None
+    segment = uri[len(base):]
+    try:
+        name = unquote(segment, errors="strict")
+    except UnicodeDecodeError:
+        return None
+    return name if quote(name, safe="") == segment else None
+
+
+def read_refusing_with(code, params, library):
+    """The right URIs read, every other one refused with ``code``, whatever the era."""
+    name = canonical_name(params.uri, library.base)
+    text = None if name is None else library.text_of(name)
+    if text is None:
+        raise MCPError(code, "Resource not found", {"uri": params.uri})
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, mime_type=library.mime_type,
+                                                                         text=text)])
+
+
+async def era_blind(ctx, params, library):  # right URIs, -32002 in every era
+    return read_refusing_with(-32002, params, library)
+
+
+async def always_invalid_params(ctx, params, library):  # -32602 in every era: the rule allows it
+    return read_refusing_with(-32602, params, library)
+
+
+async def listed_only(ctx, params, library):  # an exact dictionary of the listed URIs, era-aware
+    if params.uri not in SERVED:
+        raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+    return contents(params.uri, SERVED[params.uri])
+
+
+async def no_data(ctx, params, library):
+    name = canonical_name(params.uri, library.base)
+    if name is None or library.text_of(name) is None:
+        raise MCPError(era_code(ctx), "Resource not found")
+    return contents(params.uri, name)
+
+
+async def decodes_first(ctx, params, library):  # the decoded name, whatever its spelling
+    name = unquote(params.uri.removeprefix(library.base)) if params.uri.startswith(library.base) else None
+    if name is None or library.text_of(name) is None:
+        raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+    return contents(params.uri, name)
+
+
+async def slash_kept(ctx, params, library):  # quote(name) keeps '/': design%2Fv2 is not its canonical URI
+    name = unquote(params.uri.removeprefix(library.base), errors="replace")
+    if not params.uri.startswith(library.base) or quote(name) != params.uri.removeprefix(library.base) \
+            or library.text_of(name) is None:
+        raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+    return contents(params.uri, name)
+
+
+async def prefix_match(ctx, params, library):  # anything that starts with a listed URI
+    for uri, name in SERVED.items():
+        if params.uri.startswith(uri):
+            return contents(params.uri, name)
+    raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+
+
+async def last_segment(ctx, params, library):  # the canonical last segment, whatever base came before it
+    segment = params.uri.rpartition("/")[2]
+    name = unquote(segment)
+    if quote(name, safe="") != segment or library.text_of(name) is None:
+        raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+    return contents(params.uri, name)
+
+
+async def base_anywhere(ctx, params, library):  # the base found anywhere in the URI, not only at its start
+    _, found, segment = params.uri.partition(library.base)
+    name = canonical_name(library.base + segment, library.base) if found else None
+    if name is None or library.text_of(name) is None:
+        raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+    return contents(params.uri, name)
+
+
+async def strips_whitespace(ctx, params, library):
+    name = canonical_name(params.uri.strip(), library.base)
+    if name is None or library.text_of(name) is None:
+        raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+    return contents(params.uri, name)
+
+
+async def own_key_error(ctx, params, library):  # no check: the lookup itself fails
+    return contents(params.uri, SERVED[params.uri])
+
+
+async def returns_text(ctx, params, library):  # the SDK cannot send a str as a result
+    name = canonical_name(params.uri, library.base)
+    if name is None or library.text_of(name) is None:
+        raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+    return library.text_of(name)
+
+
+async def wrong_mime(ctx, params, library):
+    name = canonical_name(params.uri, library.base)
+    if name is None or library.text_of(name) is None:
+        raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+    return contents(params.uri, name, mime="text/plain")
+
+
+async def refuses_everything(ctx, params, library):
+    raise MCPError(era_code(ctx), "Resource not found", {"uri": params.uri})
+
+
+def recorded(label):
+    """A handler's verdicts on its recorded rows (fixtures/grading/transcripts/read_handler.json)."""
+    from course_lib.tooling import transcripts as t
+    from course_lib.tooling.served_judges import judge_read_handler
+
+    return [judge_read_handler(s, outcome) for s, outcome in t.rows("read_handler", label)]
+
+
+def test_the_era_blind_handlers_refusals_fail_at_2026_07_28_for_its_retired_code():
+    failing = [v for v in recorded("era_blind") if not v.passed]
+    assert failing and {v.scenario.era for v in failing} == {"2026-07-28"}
+    assert all("-32002 is retired at 2026-07-28" in v.observed for v in failing)
+
+
+def test_a_missing_refusals_hint_names_the_uri_that_was_served():
+    from course_lib.tooling import transcripts as t
+
+    named = 0
+    for label in t.expected("read_handler")["solutions"]:
+        for v in recorded(label):
+            if v.failure_class == o.MISSING_REFUSAL:
+                assert f"Your handler served {v.observed.split(' was')[0]}" in v.hint, v.hint
+                named += 1
+    assert named >= 6
+
+
 async def test_a_handler_the_child_cannot_rebuild_is_told_so_without_a_server():
     card = await grade_read_handler(len, only=[ROWS[0]], eras=["legacy"])
     (verdict,) = card.verdicts

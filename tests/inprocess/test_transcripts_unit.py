@@ -170,19 +170,66 @@ def test_sanitizing_sets_aside_only_the_cursors_and_a_stopped_calls_length():
     assert t.sanitized(json.dumps({"value": ["alpha"]})) == json.dumps({"value": ["alpha"]})
 
 
-def test_a_served_row_judged_on_another_reply_gets_another_verdict():
-    """The negative control of a served row's recording: the reference's reply frame with its
-    structuredContent changed fails at the judge, as a wrong result."""
+@pytest.mark.parametrize("exercise, row, old, new, said", [
+    ("tool_result", "string, as declared", '"old"', '"new"', "not the value"),  # its structuredContent
+    ("checked_tools", "valid input runs the tool", '"text": "resize ran with', '"text": "resize ran without',
+     "answered"),  # its text
+    ("read_handler", "names the chapter never showed", '"mimeType": "text/markdown"', '"mimeType": "text/plain"',
+     "got"),  # its type
+])
+def test_a_served_row_judged_on_another_reply_gets_another_verdict(exercise, row, old, new, said):
+    """The negative control of a served row's recording: the reference's first reply frame of the row
+    with one fact changed fails at the judge, as a wrong result."""
     from course_lib.labs import Wire
 
-    judge = dotted(t.expected("tool_result")["judge"])
-    s, outcome = t.rows("tool_result", "reference")[0]
-    assert s.name == "string, as declared" and judge(s, outcome).passed
-    call = [f for f in outcome.sent if f.method == "tools/call"][-1]
-    reply = outcome.state["wire"].response_to(call)
+    judge = dotted(t.expected(exercise)["judge"])
+    s, outcome = next((s, outcome) for s, outcome in t.rows(exercise, "reference") if s.name == row)
+    assert judge(s, outcome).passed
+    reply = outcome.state["wire"].response_to(outcome.sent[0])
+    assert old in reply.raw
     changed = Wire()
     for frame in outcome.state["wire"]:
-        changed.record(frame.direction, frame.raw.replace('"old"', '"new"') if frame is reply else frame.raw)
+        changed.record(frame.direction, frame.raw.replace(old, new, 1) if frame is reply else frame.raw)
     sent = [changed.frames[f.index] for f in outcome.sent]
     verdict = judge(s, outcome.with_wire(sent, wire=changed))
-    assert verdict.failure_class == o.WRONG_RESULT and "not the value" in verdict.observed
+    assert verdict.failure_class == o.WRONG_RESULT and said in verdict.observed
+
+
+def test_a_read_handlers_audit_row_judged_on_another_audit_line_gets_another_verdict():
+    """The negative control of the audit's lines recorded beside a read-handler row's reads: the
+    reference's odd spellings, each refused, with the audit's line FAIL, are a wrong result."""
+    judge = dotted(t.expected("read_handler")["judge"])
+    s, outcome = next((s, outcome) for s, outcome in t.rows("read_handler", "reference") if s.name == "audit's odd spellings")
+    assert judge(s, outcome).passed and len(outcome.sent) > 1
+    lines = [{**x, "verdict": "FAIL"} if x["check"] == "uri.spelling" else x for x in outcome.state["audit"]]
+    assert lines != outcome.state["audit"]
+    verdict = judge(s, outcome.with_wire(outcome.sent, audit=lines))
+    assert verdict.failure_class == o.WRONG_RESULT and verdict.observed.startswith("the audit says FAIL")
+
+
+def test_an_audit_row_judged_on_another_line_or_a_logged_crash_gets_another_verdict():
+    """The negative control of the audit's recorded row: the reference's lines with one tool line
+    WARN are a wrong refusal; with a crash logged beside it, the student's crash."""
+    judge = dotted(t.expected("checked_tools")["judge"])
+    s, outcome = t.rows("checked_tools", "reference")[-1]
+    assert s.name == "the audit's tool probes" and judge(s, outcome).passed
+    lines = [{**x, "verdict": "WARN"} if x["check"] == "tool.arguments" else x for x in outcome.state["audit"]]
+    assert lines != outcome.state["audit"]
+    warned = judge(s, outcome.with_wire((), audit=lines))
+    assert warned.failure_class == o.WRONG_REFUSAL and warned.observed.startswith("tool.arguments WARN")
+    crashed = judge(s, outcome.with_wire((), audit=lines, crash={"crashed": "KeyError", "message": "'x'"}))
+    assert crashed.failure_class == o.CRASH
+
+
+def test_a_replay_judged_on_another_check_or_a_later_reply_gets_another_verdict():
+    """The negative control of the envelope checker's recorded replays: the reference's refusal of
+    jsonrpc 1.0 at another check, or only at the second reply, fails the row, as a wrong result."""
+    judge = dotted(t.expected("envelope")["judge"])
+    s, outcome = next((s, outcome) for s, outcome in t.rows("envelope", "reference") if s.name == "jsonrpc 1.0")
+    assert judge(s, outcome).passed
+    replays = outcome.state["replays"]
+    assert {r["check"] for r in replays} == {"jsonrpc_version"} and len(replays) == 4
+    other = judge(s, outcome.with_wire((), replays=[{**replays[0], "check": "id_type"}, *replays[1:]]))
+    assert other.failure_class == o.WRONG_RESULT and "refused at [id_type], not at jsonrpc_version" in other.observed
+    later = judge(s, outcome.with_wire((), replays=[*replays[:3], {**replays[3], "replies_checked": 1}]))
+    assert later.failure_class == o.WRONG_RESULT and later.observed.startswith("2026-07-28 -O: refused at")
