@@ -2,6 +2,7 @@
 
 ``schema_lab`` (the schema-cache scenarios and their oracles), ``snapshot_lab`` (the snapshot
 chapter's labs), ``envelope_controls`` (damaged-reply replays for the strict line client),
-``negative_controls`` (known-wrong edits of the course run in a temporary copy), ``peers_lab``
-(the pinned outside clients of chapter 07) and ``peer_tap`` (the wire tap they talk through).
+``negative_controls`` (known-wrong edits of the course run in a temporary copy, made and run by
+``course_copy``), ``peers_lab`` (the pinned outside clients of chapter 07) and ``peer_tap`` (the
+wire tap they talk through).
 """

@@ -24,7 +24,7 @@ a quick experiment; such an anchor breaks as soon as the text changes.
 ``run_mutant`` copies ``course_lib/`` and ``fixtures/`` into a fresh temporary directory,
 applies the edit there (the real tree is never touched), compiles the edited file, and runs
 the probe in a new Python process whose ``course_lib`` is the copy (servers started by the
-probe run the copy too). The mutant counts as **killed** only if the probe fails with
+probe run the copy too; the copy and the run are :mod:`course_lib.chapters.course_copy`). The mutant counts as **killed** only if the probe fails with
 ``CheckFailed`` at the designated check and the message contains the designated text.
 A probe that passes means the mutant **survived**; a compile error, an import error, a
 timeout, another exception or another check is **not a kill** and is reported as such.
@@ -35,22 +35,13 @@ raise ``CheckFailed`` (through ``require``) when something is wrong.
 from __future__ import annotations
 
 import ast
-import json
-import os
-import shutil
-import subprocess
-import sys
 import tempfile
 import textwrap
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_lib.chapters.course_copy import PROBE_TIMEOUT, copy_course, run_probe, run_probes
 from course_lib.errors import CheckFailed, CourseError
-from course_lib.paths import ROOT
-
-COPIED = ("course_lib", "fixtures")
-PROBE_TIMEOUT = 180.0
 
 
 def require(condition: object, check: str, message: str) -> None:
@@ -99,13 +90,6 @@ class BadMutant(CourseError):
     """The mutant itself is unusable: its anchor is missing or ambiguous, or it does not compile."""
 
     reason = "bad_mutant"
-
-
-def _copy_course(target: Path) -> None:
-    for name in COPIED:
-        # Not the Node peers (150 MB; no probe runs them): copying them made each mutant slow.
-        shutil.copytree(ROOT / name, target / name,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "node_modules"))
 
 
 def _bound_names(body: list[ast.stmt]) -> set[str]:
@@ -160,68 +144,6 @@ def apply(mutant: Mutant, root: Path) -> None:
     path.write_text(edited, encoding="utf-8")
 
 
-def _probe_env(root: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_CURRENT_TEST")}
-    env["PYTHONPATH"] = str(root)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return env
-
-
-# Runs before course_lib is imported, so that a copy whose package does not even import is
-# reported as such (a "not a kill"), not as a crash without a report.
-_BOOTSTRAP = """
-import json, sys, traceback
-from pathlib import Path
-jobs = [(spec, Path(report)) for spec, report in zip(sys.argv[1::2], sys.argv[2::2])]
-try:
-    from course_lib.chapters.negative_controls import _run_probe_here
-except BaseException as exc:
-    for _, report in jobs:
-        report.write_text(json.dumps({"status": "error",
-                                      "detail": traceback.format_exception_only(type(exc), exc)[-1].strip()}))
-else:
-    for spec, report in jobs:
-        _run_probe_here(spec, report)
-"""
-
-
-def run_probe(probe: str, root: Path, *, timeout: float = PROBE_TIMEOUT, optimize: bool = False) -> dict:
-    """Run ``probe`` in a new process with ``root``'s course_lib (``python -O`` if ``optimize``);
-    return its report."""
-    return run_probes([probe], root, timeout=timeout, optimize=optimize)[0]
-
-
-def run_probes(probes: list[str], root: Path, *, timeout: float = PROBE_TIMEOUT, optimize: bool = False) -> list[dict]:
-    """``run_probe`` for each of ``probes``, one after the other in one new process (``timeout``
-    each); one report per probe."""
-    reports = [root / f"probe-report-{i}.json" for i in range(len(probes))]
-    for path in reports:
-        path.unlink(missing_ok=True)
-    argv = [sys.executable, *(["-O"] if optimize else []), "-c", _BOOTSTRAP,
-            *(part for probe, path in zip(probes, reports) for part in (probe, str(path)))]
-    env = _probe_env(root)
-    with open(os.devnull, "rb") as nothing, tempfile.TemporaryFile() as output:
-        try:
-            returncode = subprocess.run(argv, cwd=root, env=env, stdin=nothing, stdout=output,
-                                        stderr=subprocess.STDOUT, timeout=timeout * len(probes)).returncode
-        except subprocess.TimeoutExpired:
-            returncode = None
-        output.seek(0)
-        text = output.read().decode(errors="replace")
-    return [_report(path, root, returncode, text, timeout) for path in reports]
-
-
-def _report(path: Path, root: Path, returncode: int | None, text: str, timeout: float) -> dict:
-    if not path.exists():
-        if returncode is None:
-            return {"status": "timeout", "detail": f"probe ran past {timeout:g} s"}
-        last = text.strip().splitlines()[-1:] or [""]
-        return {"status": "crashed", "detail": f"exit code {returncode}: {last[0]}"}
-    report = json.loads(path.read_text(encoding="utf-8"))
-    # Paths inside the temporary copy are noise for a reader: name the copy, not its location.
-    return {k: v.replace(str(root), "<copy>") if isinstance(v, str) else v for k, v in report.items()}
-
-
 def _judge(mutant: Mutant, report: dict) -> Outcome:
     status = report.get("status")
     if status == "passed":
@@ -239,7 +161,7 @@ def run_mutant(mutant: Mutant, *, timeout: float = PROBE_TIMEOUT) -> Outcome:
     """Apply ``mutant`` in a fresh temporary copy, run its probe, and judge the result."""
     with tempfile.TemporaryDirectory(prefix="course-mutant-") as tmp:
         root = Path(tmp)
-        _copy_course(root)
+        copy_course(root)
         apply(mutant, root)
         return _judge(mutant, run_probe(mutant.probe, root, timeout=timeout))
 
@@ -254,7 +176,7 @@ def run_baselines(probes: list[str], *, timeout: float = PROBE_TIMEOUT, optimize
     """``run_baseline`` for each of ``probes``, on one unedited copy, in one child interpreter."""
     with tempfile.TemporaryDirectory(prefix="course-baseline-") as tmp:
         root = Path(tmp)
-        _copy_course(root)
+        copy_course(root)
         reports = run_probes(probes, root, timeout=timeout, optimize=optimize)
     return [Outcome(probe, "passed") if report.get("status") == "passed" else
             Outcome(probe, "not_a_kill", report.get("check"), report.get("message", ""),
@@ -277,47 +199,3 @@ def failures_seen(outcomes: list[Outcome]) -> str:
     for o in outcomes:
         lines += [f"{o.name}:", "    " + (f"[{o.check}] {o.message}" if o.check else o.detail)]
     return "\n".join(lines)
-
-
-# -- the probe runner (executed inside the copy) -------------------------------------------
-
-def _run_probe_here(spec: str, report_path: Path) -> None:
-    import importlib
-    import inspect
-
-    def report(**data) -> None:
-        report_path.write_text(json.dumps(data), encoding="utf-8")
-
-    Failed: tuple | type = ()  # nothing counts as a check failure until course_lib imported
-    try:
-        import course_lib
-        from course_lib.chapters.negative_controls import CheckFailed as Failed
-
-        here = Path(course_lib.__file__).resolve().parent.parent
-        if here != report_path.parent.resolve():
-            report(status="error", detail=f"probe imported course_lib from {here}, not from the copy")
-            return
-        module_name, _, function_name = spec.partition(":")
-        function = getattr(importlib.import_module(module_name), function_name)
-        if inspect.iscoroutinefunction(function):
-            import anyio
-
-            anyio.run(function)
-        else:
-            function()
-    except BaseException as exc:  # everything is reported; only a CheckFailed can count as a kill
-        try:
-            from course_lib.errors import unwrap
-
-            cause = unwrap(exc)
-        except Exception:
-            cause = exc
-        if isinstance(cause, Failed):
-            report(status="check_failed", check=cause.check, message=cause.message)
-        else:
-            line = traceback.format_exception_only(type(cause), cause)[-1].strip()
-            report(status="error", detail=line)
-    else:
-        report(status="passed")
-
-

@@ -5,7 +5,8 @@ import nbformat
 
 from course_lib.paths import NOTEBOOKS, fixture
 from course_lib.tooling import browser_clicks
-from course_lib.tooling.browser_check import Result, passed
+from course_lib.tooling.browser_check import passed
+from course_lib.tooling.lab_page import Result
 
 PLAN = browser_clicks.load_plan()
 STEPPER = json.loads(fixture("widgets", "stepper.json").read_text())

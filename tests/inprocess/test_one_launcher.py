@@ -17,7 +17,7 @@ ALLOWED = {
     "servers/hostile.py": "the hostile server's helper, which must escape its lab on purpose",
     "chapters/peer_tap.py": "a standard-library relay inside a peer run's process group",
     "chapters/peers_lab.py": "npm ci and node --version (set-up): subprocess.run only",
-    "chapters/negative_controls.py": "a probe in a copy of the course, like regen: subprocess.run only",
+    "chapters/course_copy.py": "a probe in a copy of the course, like regen: subprocess.run only",
     "sdk129.py": "building .venv-sdk129 (set-up): subprocess.run only",
     "chapters/servers_env.py": "building .venv-servers (set-up) and reading its versions: subprocess.run only",
     "chapters/real_servers.py": "git making the lab's throwaway repository: subprocess.run only",

@@ -16,7 +16,7 @@ import pytest
 
 from course_lib import ServerCrashed, connect, walk
 from course_lib._runtime import fastlaunch
-from course_lib.chapters import negative_controls as negative
+from course_lib.chapters import course_copy
 from course_lib.labs import pid_alive as alive
 from course_lib.paths import ROOT
 from course_lib.servers import catalog
@@ -181,12 +181,12 @@ async def test_a_copy_of_the_course_runs_the_copy(tmp_path):
     """What a negative control does: ``python -c`` in an edited copy of the course. Its labs
     fork from a fork server of its own, warmed from the copy; a lab of this process that names
     the copy starts cold. Either way the server runs the copy's code."""
-    negative._copy_course(tmp_path)
+    course_copy.copy_course(tmp_path)
     server = tmp_path / "course_lib" / "servers" / "catalog.py"
     server.write_text(server.read_text().replace('PAGES = (("alpha",),', 'PAGES = (("alpha-in-the-copy",),'))
     copied = ["alpha-in-the-copy", *NAMES[1:]]
     done = await anyio.run_process([sys.executable, "-c", IN_A_COPY], cwd=tmp_path, check=False,
-                                   env=negative._probe_env(tmp_path))
+                                   env=course_copy.probe_env(tmp_path))
     assert done.stdout.decode().split() == ["fast", *copied], done.stderr.decode()[-500:]
     async with connect("catalog", env={"PYTHONPATH": str(tmp_path)}, cwd=tmp_path) as lab:
         assert (await walk(lab)).names == copied

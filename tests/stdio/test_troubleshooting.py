@@ -16,7 +16,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from course_lib import CatalogError, connect, unwrap, walk
-from course_lib.tooling.browser_check import MISSING_MODEL, WIDGET_VIEW
+from course_lib.tooling.lab_page import MISSING_MODEL, WIDGET_VIEW
 from course_lib.display import error_line
 from course_lib.errors import LabTimeout, leaf_exceptions
 from course_lib.paths import NOTEBOOKS, ROOT

@@ -14,7 +14,8 @@ import pytest
 
 from course_lib.paths import NOTEBOOKS, ROOT
 from course_lib.tooling import browser_check, browser_clicks
-from course_lib.tooling.browser_check import CHROMIUM, chromium_available, passed
+from course_lib.tooling.browser_check import passed
+from course_lib.tooling.chromium import CHROMIUM, chromium_available
 
 PLAN = browser_clicks.load_plan()
 # Skipped on a machine without Chromium; on CI (which installs it, .ci/run) a missing one is a failure.

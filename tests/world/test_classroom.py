@@ -24,7 +24,7 @@ import pytest
 
 from course_lib.paths import NOTEBOOKS, ROOT
 from course_lib.tooling import classroom, classroom_hub, classroom_install
-from course_lib.tooling.browser_check import CHROMIUM, CHROMIUM_ARGS, chromium_available
+from course_lib.tooling.chromium import CHROMIUM, CHROMIUM_ARGS, chromium_available
 from course_lib.tooling.lab_server import _free_port
 
 
@@ -67,21 +67,21 @@ async def _run_chapter(context, url: str, copy: Path) -> dict:
     instructor view's test clicks this chapter's widget)."""
     import nbformat
 
-    from course_lib.tooling import browser_check as bc
+    from course_lib.tooling import lab_page
 
     nb = nbformat.read(copy, as_version=4)
     page = await context.new_page()
     try:
         # a workspace of its own, new and so empty (no ?reset: its reload may race the next step)
-        page.set_default_timeout(bc.PAGE_TIMEOUT_MS)
+        page.set_default_timeout(lab_page.PAGE_TIMEOUT_MS)
         await page.goto(f"{url}/lab/workspaces/w{secrets.token_hex(4)}", wait_until="load")
         await page.wait_for_function("() => window.jupyterapp !== undefined")
-        await page.evaluate(bc._HELPERS)
-        asked = await asyncio.wait_for(page.evaluate(bc._OPEN, CHAPTER), 300)
+        await page.evaluate(lab_page._HELPERS)
+        asked = await asyncio.wait_for(page.evaluate(lab_page._OPEN, CHAPTER), 300)
         assert asked is None, f"JupyterLab asked instead of starting the kernel: {asked}"
         await page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
-        await asyncio.wait_for(page.evaluate(bc._RUN_ALL), 300)
-        cells = await asyncio.wait_for(page.evaluate(bc._CELLS), 120)
+        await asyncio.wait_for(page.evaluate(lab_page._RUN_ALL), 300)
+        cells = await asyncio.wait_for(page.evaluate(lab_page._CELLS), 120)
     finally:
         await asyncio.wait_for(page.close(), 60)
     allowed = {i for i, c in enumerate(nb.cells) if "raises-exception" in c.metadata.get("tags", [])}
@@ -89,7 +89,7 @@ async def _run_chapter(context, url: str, copy: Path) -> dict:
               for i, c in enumerate(nb.cells)}
     code = [(i, c) for i, c in enumerate(cells) if c["code"]]
     return {"cells": len(code), "executed": sum(c["count"] is not None for _, c in code),
-            "errors": [f"cell {i}: {e}" for i, c in code if i not in allowed for e in bc._errors(c, stored[i])],
+            "errors": [f"cell {i}: {e}" for i, c in code if i not in allowed for e in lab_page._errors(c, stored[i])],
             "check": any("PASS" in json.dumps(c["outputs"]) or "FAIL" in json.dumps(c["outputs"]) for _, c in code)}
 
 

@@ -18,8 +18,9 @@ import sys
 import pytest
 
 from course_lib.paths import NOTEBOOKS, ROOT
-from course_lib.tooling import browser_check, lab
-from course_lib.tooling.browser_check import CHROMIUM, CHROMIUM_ARGS, chromium_available
+from course_lib.tooling import lab
+from course_lib.tooling.chromium import CHROMIUM, CHROMIUM_ARGS, chromium_available
+from course_lib.tooling.lab_page import Result, check_notebook
 from course_lib.tooling.lab_server import JupyterLab
 
 from test_instructor_view_unit import digest
@@ -81,14 +82,14 @@ async def student_session(url: str, token: str, path: str) -> list[str]:
         return await page.evaluate(_OPEN_TABS)
 
 
-async def instructor_session(lab_: JupyterLab, shots) -> tuple[list[str], browser_check.Result]:
+async def instructor_session(lab_: JupyterLab, shots) -> tuple[list[str], Result]:
     """The instructor opens the default workspace, then runs every cell of chapter 01, clicks
     through its widget (the browser check's plan) and saves every open document."""
     async with lab_page(lab_.url, lab_.token) as (browser, page):
         await page.wait_for_timeout(2000)  # the default workspace is restored by now
         tabs = await page.evaluate(_OPEN_TABS)
         await page.evaluate(_OPEN_IN_DEFAULT, CHAPTER)
-        result = await browser_check.check_notebook(browser, lab_, CHAPTER, NOTEBOOKS / CHAPTER, shots, 240)
+        result = await check_notebook(browser, lab_, CHAPTER, NOTEBOOKS / CHAPTER, shots, 240)
         await page.reload(wait_until="domcontentloaded")
         await page.wait_for_function("() => window.jupyterapp !== undefined")
         await page.evaluate(_OPEN_IN_DEFAULT, CHAPTER)

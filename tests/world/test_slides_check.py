@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from course_lib.tooling import slides, slides_check
-from course_lib.tooling.browser_check import chromium_available
+from course_lib.tooling.chromium import chromium_available
 
 pytestmark = pytest.mark.skipif(not chromium_available(), reason="needs Chromium")
 
