@@ -1,11 +1,9 @@
 """Chapter 04's exercise: ``my_read_resource(ctx, params, library)``, a read handler, on the wire.
 
-Served by ``grading.harness read`` in each era of ``fixtures/grading/read_handler.json`` over the
-documents of ``read_library.json``, which it reaches only by name (``library.text_of``): it must parse the
-URI. ``audit`` rows are sent by the audit's own URI probes and pass only if its line passes too; ``reads``
-rows read canonical URIs the server does not list; the others send the battery's URIs verbatim. A served
-document comes back under the URI asked, as ``text/markdown``, with its text; every other URI gets the
-not-found of the course's one rule (``uris.judge_missing``)."""
+Served by ``grading.harness read`` in each era of ``read_handler.json`` over the documents of ``read_library.json``,
+which it reaches only by name (``library.text_of``): it must parse the URI. ``audit`` rows are sent by the audit's
+own URI probes and pass only if its line passes too; ``reads`` rows read canonical URIs the server does not list;
+the others send the battery's URIs verbatim."""
 from __future__ import annotations
 
 import json
@@ -68,8 +66,7 @@ def load_library(spec: dict) -> dict:
 
 
 def judge_row(row: dict, asked: list[tuple[str, dict]], lines: list[Line], era: str, library: dict) -> str:
-    """One row on what it sent: each ``(uri, reply)`` of ``asked`` in order (its first wrong answer is the
-    row's failure), then, for an ``audit`` row, the audit's own ``lines`` on them."""
+    """One row on each ``(uri, reply)`` it sent, in order, then for an ``audit`` row the audit's own ``lines``."""
     texts, mime, kind = library["documents"], library["mime_type"], row.get("audit")
     names = {library["base"] + quote(name, safe=""): name for name in library["listed"]}
     if not asked:

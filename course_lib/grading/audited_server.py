@@ -20,7 +20,7 @@ from course_lib.grading.battery import Scenario
 from course_lib.grading.child import SourceError, child_argv, write_module
 from course_lib.grading.harness import CRASH_LOG
 from course_lib.grading.runner import HARNESS
-from course_lib.grading.served import logged_crash
+from course_lib.grading.served import logged_record
 from course_lib.grading.scorecard import Verdict
 
 PROBE_ENDED = "probe.ended"  # the audit's line for a probe whose session ended early (no answer in time)
@@ -53,8 +53,7 @@ def _given(spec: dict, entry: dict, functions: Sequence[Callable]) -> Callable |
 
 
 async def audit_servers(spec: dict, functions: Sequence[Callable], names: set[str]) -> tuple[dict, dict]:
-    """``{function name: Report}`` for each entry in ``names``, or the ``Outcome`` that kept it from
-    running; and ``{function name: Outcome}`` of the first crash of a function the audit ran."""
+    """``{function: Report, or the Outcome that kept it from running}`` of ``names``, and their first crashes."""
     found: dict[str, Any] = {}
     crashes: dict[str, o.Outcome] = {}
     with tempfile.TemporaryDirectory(prefix="course-capstone-") as folder:
@@ -75,8 +74,8 @@ async def audit_servers(spec: dict, functions: Sequence[Callable], names: set[st
             log = Path(folder) / f"server_{n}.crashes.jsonl"
             found[entry["function"]] = await audit(argv, {CRASH_LOG: str(log)}, era="all", budget=PROBE_BUDGET,
                                                    request_timeout=REQUEST_TIMEOUT, exit_budget=EXIT_BUDGET)
-            if (crash := logged_crash(log)) is not None:
-                crashes[entry["function"]] = crash
+            if (crash := logged_record(log)) is not None:
+                crashes[entry["function"]] = o.crash_from(crash)
     return found, crashes
 
 

@@ -1,10 +1,8 @@
 """Calling the student's code under its budget: whatever it does becomes an ``Outcome``.
 
-The one bound of the student's time in a process (the kernel's, or a child interpreter's): ``within``.
-A call that awaits forever is cancelled at the budget; one that never gives the event loop back is
-stopped by a watchdog (``SIGALRM``) that raises ``Stopped`` inside it. ``observe`` runs an awaited call
-so, ``observe_now`` a plain one. While a call runs past half its budget the check says so once ("still
-running ... up to T s in all", T the budgets of the calls not finished, those ``ahead`` announced too)."""
+The one bound of the student's time in a process: ``within``. A call that awaits forever is cancelled at the
+budget; one that never gives the event loop back is stopped by a watchdog (``SIGALRM``) raising ``Stopped`` inside
+it. ``observe`` runs an awaited call so, ``observe_now`` a plain one. Past half its budget the check says so once."""
 from __future__ import annotations
 
 import asyncio
@@ -24,8 +22,7 @@ from course_lib.grading import outcome as o
 
 
 class Stopped(BaseException):
-    """Raised by the watchdog inside a call that ran past its budget without giving the loop back
-    (a ``BaseException``: ``except Exception`` in the student's loop does not swallow it)."""
+    """Raised by the watchdog inside a call past its budget (``except Exception`` in the student's loop misses it)."""
 
 
 @dataclass
@@ -161,8 +158,8 @@ class Bound:
 
 @contextmanager
 def within(budget: float):
-    """The student's code inside, bounded: cancelled at ``budget`` seconds (a cancel scope, so the
-    labs around it see no ``TimeoutError`` of their own), or stopped by the watchdog; ``expired`` after."""
+    """The student's code inside, cancelled at ``budget`` seconds (a cancel scope: the labs around it see no
+    ``TimeoutError``) or stopped by the watchdog; ``expired`` after."""
     bound = Bound()
     with watched(budget) as watch, anyio.move_on_after(budget) as scope:
         watch.scope = scope

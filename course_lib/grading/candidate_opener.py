@@ -95,8 +95,7 @@ def sent(active) -> int:
 
 
 async def settled(active) -> None:
-    """Wait for the handshake's last frame (legacy sends ``notifications/initialized`` after
-    ``connect`` returns), so that a frame counted later is one the student's code sent."""
+    """Wait for the legacy handshake's last frame (``notifications/initialized``, sent after ``connect`` returns)."""
     if active.era != LEGACY:
         return
     with anyio.move_on_after(10):

@@ -1,9 +1,8 @@
 """Chapter 03's exercise: ``my_retrying_candidate(active, open_candidate)``, judged by probes.
 
-An async context manager like ``refresh.candidate`` (unavailable to it) that tries once more: it yields
-only a complete catalog, closes a rejected candidate and walks exactly one new one, never runs two at
-once, lets the caller's exception propagate unretried, and sends nothing on ``active``. Each row of
-``fixtures/grading/candidate.json`` is one probe, run in every era, judged on what it ``Seen``."""
+An async context manager like ``refresh.candidate`` (unavailable to it) that tries once more: it yields only a
+complete catalog, closes a rejected candidate and walks exactly one new one, never runs two at once, lets the
+caller's exception propagate unretried, and sends nothing on ``active``. Each row is one probe, in every era."""
 from __future__ import annotations
 
 from contextlib import nullcontext
@@ -183,8 +182,7 @@ async def probe_retry_gives_up(make, active, opener: CandidateOpener, era: str) 
 
 
 async def probe_in_place(make, active, opener: CandidateOpener, era: str, oracle: str) -> dict:
-    """``probe_in_place``'s question of a candidate: the rejected refresh leaves the active session
-    as it was (no frame, the same validation), checked against both oracles."""
+    """The rejected refresh leaves the active session as it was (no frame, the same validation): both oracles."""
     saved = await walk(active)
     before = schema_lab.snapshot(saved)
     first = await schema_lab.call_outcome(active)
@@ -273,8 +271,7 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
             return classify(group, budget)
 
     async def row(s: Scenario, lab: None) -> Verdict:
-        # One era after the other: a context manager that spins holds the whole event loop, and
-        # the watchdog can only stop the task it watches.
+        # One era after the other: a context manager that spins holds the event loop; the watchdog stops one task.
         return judge_eras(s, {era: await outcome(s, era) for era in era_list}, spec["check_hints"])
 
     # A row opens its own labs, one an era (``outcome``).

@@ -1,10 +1,8 @@
-"""Chapter 10's capstone: ``MyClient(lab, allowed)`` with ``refresh``, ``read`` and ``bundle``, and
-the student's own servers under the audit.
+"""Chapter 10's capstone: ``MyClient(lab, allowed)`` (``refresh``, ``read``, ``bundle``), the student's servers audited.
 
-``fixtures/grading/capstone.json`` calls one method per scenario on real servers in both eras, with
-``walk``, ``bundles.acquire`` and ``refresh.candidate`` unavailable (``grading.earlier``). Judged on the wire
-and the state left behind: nothing sent on the active session during a refresh, page 1 asked of the
-candidate, no read outside the allowlist, chapter 05's bundle facts; each server of ``servers`` is audited."""
+One method per scenario on real servers in both eras, with ``walk``, ``bundles.acquire`` and ``refresh.candidate``
+unavailable. Judged on the wire and the state left behind: nothing sent on the active session during a refresh,
+page 1 asked of the candidate, no read outside the allowlist, chapter 05's bundle facts."""
 from __future__ import annotations
 
 import json
@@ -144,8 +142,7 @@ def _answer(answer: o.Outcome, taught: type = CheckFailed) -> str:
 
 def judge_reads(s: Scenario, row: dict, answers: dict[str, o.Outcome], reads: list, allowed: set,
                 documents: dict, hint: str) -> Verdict:
-    """Each URI's answer (the text from the server, or CheckFailed(uri_allowlist) unsent); the hint
-    names the first URI answered wrong (``{value}``)."""
+    """Each URI's answer (the server's text, or CheckFailed(uri_allowlist) unsent); the hint names the first wrong."""
     problems, failure, first, culprit = [], None, None, None
     reached = [u for u in row["uris"] if u not in allowed and u in reads]
     if reached:
@@ -217,8 +214,7 @@ def describe_capstone(battery: str = "capstone") -> Table:
 async def grade_capstone(student: Callable, *servers: Callable, battery: str = "capstone",
                          only: list[str] | None = None, eras: list[str] | None = None,
                          budget: float | None = None) -> Scorecard:
-    """Grade the capstone: ``student(lab, allowed)`` (the class) and its ``refresh``, ``read`` and ``bundle``,
-    a client on each scenario's own lab, then each server function of ``servers`` (``my_page`` …) under the audit."""
+    """Grade the capstone: the client class on each scenario's own lab, then each of ``servers`` under the audit."""
     ex = exercise(battery, budget=budget)
     scenarios, rows, spec = select(ex.scenarios + audited_server.scenarios_of(ex.spec), only, eras), ex.rows, ex.spec
     student = without(student, spec.get("unavailable", ()))

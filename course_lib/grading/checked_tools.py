@@ -1,15 +1,13 @@
 """Chapter 8's first exercise: ``my_call_tool(name, arguments, catalog)``, a checking ``tools/call`` handler.
 
-Served by ``grading.harness tools`` in each era of ``fixtures/grading/checked_tools.json``. Every row's
-calls go through the audit's strict session, each answer read as the audit's tool probes read it; the
-``audit`` row runs those probes on the same server. Invalid input to a listed tool is an ``isError``
-result, an unknown tool or non-object arguments -32602, valid input reaches ``catalog.run``."""
+Served by ``grading.harness tools`` in each era of ``checked_tools.json``. Every row's calls go through the audit's
+strict session, each answer read as the audit's tool probes read it; the ``audit`` row runs those probes. Invalid
+input to a listed tool is an ``isError`` result, an unknown tool or non-object arguments -32602."""
 from __future__ import annotations
 
 import json
 from contextlib import asynccontextmanager
 from dataclasses import asdict
-from pathlib import Path
 from typing import Callable
 
 from course_lib.audit import answer_kind, lists, tools
@@ -19,7 +17,7 @@ from course_lib.grading import outcome as o, served
 from course_lib.grading.audited_server import PROBE_ENDED
 from course_lib.grading.harness import CRASH_LOG, ran
 from course_lib.grading.outcome import Failed
-from course_lib.grading.runner import RECORDER, run, verdict_of
+from course_lib.grading.runner import record, run, verdict_of
 from course_lib.grading.scorecard import Scorecard, Verdict
 
 BATTERY = "checked_tools"
@@ -52,7 +50,6 @@ def judge_call(expected: str, call: list, reply: dict) -> str:
 
 
 def observed_when_passed(row: dict) -> str:
-    """What a row whose every call was answered as expected observed (the real run's and the recording's)."""
     return f"{len(row['calls'])} calls, each {row['answer']}"
 
 
@@ -64,19 +61,8 @@ async def ask_row(wire, row: dict) -> str:
     return observed_when_passed(row)
 
 
-async def run_audit(ctx: Context, era: str, crash_log: Path) -> tuple[list[Line], dict | None]:
-    """The audit's list and tool probes on the student's server: its lines, and the first crash the
-    harness logged in ``crash_log`` (its record), for ``judge_audit``."""
-    ctx.capabilities[era] = {"tools": {}}
-    report = Report(ctx.target.argv, era)
-    await lists.run(ctx, era, report)
-    await tools.run(ctx, era, report)
-    return report.lines, served.logged_record(crash_log)
-
-
 def judge_audit(lines: list[Line], crash: dict | None) -> o.Outcome:
-    """Every tool line of the audit must PASS (a failing line is the student's crash when the harness
-    logged one: ``crash``, its record)."""
+    """Every tool line of the audit must PASS (a failing one is the student's crash if the harness logged ``crash``)."""
     lines = [line for line in lines if line.check in AUDITED or line.verdict == "FAIL"]
     bad = [line for line in lines if line.verdict != "PASS"]
     if not bad and {line.check for line in lines} >= set(AUDITED):
@@ -108,10 +94,13 @@ async def grade_checked_tools(student: Callable, battery: str = BATTERY, *, only
         async def ask(s, lab) -> Verdict:
             if audit(s):
                 ctx = Context(Target(argv, {CRASH_LOG: str(lab)}), ex.budget * 10 + 60, STARTUP)
-                lines, crash = await run_audit(ctx, s.era, lab)
-                if RECORDER.get() is not None:  # the judge's input: the audit's lines and the crash logged
-                    RECORDER.get()(s, o.returned(None).with_wire((), audit=[asdict(x) for x in lines], crash=crash))
-                return verdict_of(s, judge_audit(lines, crash))
+                ctx.capabilities[s.era] = {"tools": {}}
+                report = Report(argv, s.era)
+                await lists.run(ctx, s.era, report)  # the audit's list and tool probes
+                await tools.run(ctx, s.era, report)
+                crash = served.logged_record(lab)  # the judge's input: the audit's lines and the crash logged
+                record(s, o.returned(None).with_wire((), audit=[asdict(x) for x in report.lines], crash=crash))
+                return verdict_of(s, judge_audit(report.lines, crash))
             return await calls(s, lab)
 
         return await run(ex, open_lab, ask, key=lambda s: (s.era, audit(s) and s.name),

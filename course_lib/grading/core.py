@@ -56,9 +56,8 @@ def judge_names(expect: dict, outcome: Outcome, instead: str = "raising") -> tup
 
 
 def judge_on_wire(s: Scenario, outcome: Outcome) -> Verdict:
-    """The outcome, then the requests it put on the wire: ``expect["requests"]`` of
-    ``expect["method"]`` (``tools/list`` by default), exactly — a refusal comes at the page
-    where the problem shows and nothing is sent after it."""
+    """The outcome, then exactly ``expect["requests"]`` requests of its method on the wire: a refusal comes at
+    the page where the problem shows and nothing is sent after it."""
     passed, observed, failure = judge_names(s.expect, outcome)
     wanted, method = s.expect["requests"], s.expect.get("method", "tools/list")  # every row states its count
     n = sum(1 for f in outcome.sent if f.method == method)

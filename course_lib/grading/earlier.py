@@ -1,9 +1,8 @@
 """The student's own functions from earlier chapters, for the capstone to compose.
 
-``yours("01_pagination", "my_walk")`` runs the definitions of the student's copy of that chapter (the
-notebook next to the kernel, else the course's; nothing that awaits) and returns the function as its
-exercise cell left it, the capstone's unavailable names stood in. A ``reference_...`` name comes from
-the solution cells: in the instructor copy the reference solutions play the student's part."""
+``yours("01_pagination", "my_walk")`` runs the definitions of the student's copy of that chapter (the notebook
+next to the kernel, else the course's) and returns the function as its exercise cell left it, the capstone's
+unavailable names stood in. A ``reference_...`` name comes from the solution cells (the instructor copy)."""
 from __future__ import annotations
 
 import ast

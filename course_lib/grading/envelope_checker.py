@@ -1,8 +1,7 @@
 """Chapter 8's second exercise: ``my_check_reply(line, request_id)``, judged on damaged replays.
 
-A real atlas session is captured in each era, its first reply damaged as each row of
-``fixtures/grading/envelope.json`` says, and replayed with the student's checker inside ``LineClient`` in
-a ``python`` and a ``python -O`` child interpreter (``grading.child``; each call under ``grading.budget``).
+A real atlas session is captured in each era, its first reply damaged as each row of ``envelope.json`` says, and
+replayed with the student's checker inside ``LineClient`` in a ``python`` and a ``python -O`` child interpreter.
 A row passes only if, everywhere, the damaged reply is refused at its named check at the first reply."""
 from __future__ import annotations
 
@@ -22,9 +21,9 @@ from course_lib.chapters.envelope_controls import STANDIN, atlas_session, captur
 from course_lib.errors import CheckFailed, CourseError
 from course_lib.grading import outcome as o
 from course_lib.grading.budget import observe_now
-from course_lib.grading.battery import Scenario, read_spec, rows_of
+from course_lib.grading.battery import Scenario
 from course_lib.grading.child import SourceError, child_argv, load, write_module
-from course_lib.grading.runner import RECORDER, exercise, run
+from course_lib.grading.runner import exercise, record, run
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.line_client import LineClient, asserts_active, python_argv
 from course_lib.scenarios import for_each
@@ -36,8 +35,8 @@ MODULE = "student_checker"
 # -- the child: replays with the student's checker ------------------------------------------
 
 def guarded(checker: Callable, budget: float) -> Callable[[bytes, int], dict]:
-    """The student's checker as ``LineClient`` calls it, under its budget (``budget.observe_now``):
-    anything but a returned reply object or a ``CheckFailed`` raises ``outcome.Failed`` with what it did."""
+    """The student's checker as ``LineClient`` calls it, under its budget: anything else than returning the reply
+    object or raising ``CheckFailed`` raises ``outcome.Failed``."""
 
     def check(line: bytes, request_id: int) -> dict:
         outcome = observe_now(lambda: checker(line, request_id), budget)
@@ -63,14 +62,14 @@ def guarded(checker: Callable, budget: float) -> Callable[[bytes, int], dict]:
 
 
 def _record(outcome: o.Outcome) -> dict:
-    """A replay's outcome as the child reports it (``_outcome`` reads it back)."""
+    """A replay's outcome as the child reports it (``outcome_of`` reads it back)."""
     refused = outcome.kind == o.REFUSED  # (only ever a CheckFailed: ``_replay``)
     return {"kind": outcome.kind, "failure": outcome.failure, "observed": outcome.observed, "budget": outcome.budget,
             "check": outcome.error.check if refused else None, "message": outcome.error.message if refused else None,
             "crash": o.crash_record(outcome.error) if outcome.kind == o.CRASHED else None}
 
 
-def _outcome(row: dict) -> o.Outcome:
+def outcome_of(row: dict) -> o.Outcome:
     error = (CheckFailed(row["check"], row["message"]) if row["kind"] == o.REFUSED
              else o.crash_from(row["crash"]).error if row["crash"] else None)
     return o.Outcome(row["kind"], error=error, budget=row["budget"], failure=row["failure"], observed=row["observed"])
@@ -145,7 +144,7 @@ async def _run_child(directory: Path, files: list[str], mode: str, budget: float
         if "import_error" in row:
             crash = o.crash_from(row["import_error"])
             return {name: (o.judged(o.CRASH, o.describe(crash), crash), 0) for name in files}
-        rows[row["file"]] = (_outcome(row), row["replies_checked"])
+        rows[row["file"]] = (outcome_of(row), row["replies_checked"])
     for name in files:
         rows.setdefault(name, (o.judged(o.HANG, "the replay was stopped: it did not end within its budget",
                                         o.hung(budget)), 0))
@@ -183,8 +182,7 @@ def _describe(found: tuple[o.Outcome, int], expected: str) -> tuple[str, str] | 
 
 def judge_envelope(s: Scenario, rows: dict, expected: str, eras: list[str], modes: list[str],
                    class_hints: dict) -> Verdict:
-    """One ``(outcome, replies checked)`` per (era, interpreter) of the replays: the scenario passes
-    only if every one is right; the first checker problem names the failure, its hint and outcome."""
+    """One ``(outcome, replies checked)`` per (era, interpreter): it passes only if every one is right."""
     found: dict[str, list[tuple[str, str]]] = {}
     key, seen = None, None
     for era in eras:
@@ -213,27 +211,9 @@ def _label(combos: list[tuple[str, str]], eras: list[str], modes: list[str]) -> 
     return ", ".join(f"{e} {m}" for e, m in combos) + ": "
 
 
-def recorded(replays: dict) -> o.Outcome:
-    """A row's replays as data (``make record``): each (era, interpreter)'s outcome as its child reports it."""
-    return o.returned(None).with_wire((), replays=[
-        {"era": era, "mode": mode, "replies_checked": checked, **_record(outcome)}
-        for (era, mode), (outcome, checked) in replays.items()])
-
-
 def unwritten(s: Scenario, said: str, spec: dict) -> Verdict:
     """A row of a checker that cannot be written to the child (``SourceError``: ``said``): a crash."""
     return Verdict(replace(s, hint=spec["class_hints"]["source"]), False, said, o.CRASH, o.crashed(SourceError(said)))
-
-
-def judge_recorded(s: Scenario, outcome: o.Outcome) -> Verdict:
-    """``judge_envelope`` on a row's recorded replays (``recorded``), in the eras and interpreters recorded
-    (``unwritten``: the checker could not be copied, no replay ran)."""
-    spec = read_spec(BATTERY)
-    if "unwritten" in outcome.state:
-        return unwritten(s, outcome.state["unwritten"], spec)
-    replays = {(r["era"], r["mode"]): (_outcome(r), r["replies_checked"]) for r in outcome.state["replays"]}
-    eras, modes = (list(dict.fromkeys(key[i] for key in replays)) for i in (0, 1))
-    return judge_envelope(s, replays, rows_of(spec)[s.name]["refused_at"], eras, modes, spec["class_hints"])
 
 
 async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: list[str] | None = None,
@@ -248,9 +228,10 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
         try:
             write_module(directory, MODULE, student, spec.get("unavailable", ()))
         except SourceError as exc:
-            for s in ex.scenarios if RECORDER.get() is not None else ():  # no replay: what the copy said
-                RECORDER.get()(s, o.returned(None).with_wire((), unwritten=str(exc)))
-            return publish(Scorecard(ex.title, [unwritten(s, str(exc), spec) for s in ex.scenarios], ex.budget, battery))
+            for s in ex.scenarios:  # no replay: what the copy said
+                record(s, o.returned(None).with_wire((), unwritten=str(exc)))
+            verdicts = [unwritten(s, str(exc), spec) for s in ex.scenarios]
+            return publish(Scorecard(ex.title, verdicts, ex.budget, battery))
 
         @asynccontextmanager
         async def open_lab(_):
@@ -269,8 +250,9 @@ async def grade_envelope(student: Callable, battery: str = BATTERY, *, only: lis
             yield lambda s: {(e, m): results[m][where[(s.name, e)]] for e in eras for m in modes}
 
         async def row(s: Scenario, replays) -> Verdict:
-            if RECORDER.get() is not None:  # the judge's input: each replay as its child reported it
-                RECORDER.get()(s, recorded(replays(s)))
+            record(s, o.returned(None).with_wire((), replays=[  # the judge's input: each replay as its child said
+                {"era": era, "mode": mode, "replies_checked": checked, **_record(outcome)}
+                for (era, mode), (outcome, checked) in replays(s).items()]))
             return judge_envelope(s, replays(s), entries[s.name]["refused_at"], eras, modes, spec["class_hints"])
 
         return await run(ex, open_lab, row, key=lambda s: battery, calls=len(ex.scenarios) * len(eras) * len(modes))

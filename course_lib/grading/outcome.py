@@ -1,9 +1,8 @@
 """What a student's call did, as data: the typed outcome every judge reads.
 
-``Outcome.kind`` is ``RETURNED`` (``value``), ``REFUSED`` (a typed refusal: ``CourseError`` or ``MCPError``,
-in ``error``), ``CRASHED`` (any other exception), ``HUNG`` (stopped at ``budget``) or ``LAB_FAILED``. ``sent``:
-the frames the call sent; ``state``: what the lab left behind. Nothing is prose until ``describe``. An
-exception raised in another process travels as data (``crash_record``, ``crash_from``), never as a message."""
+``Outcome.kind`` is ``RETURNED`` (``value``), ``REFUSED`` (a typed refusal: ``CourseError`` or ``MCPError``),
+``CRASHED`` (any other exception), ``HUNG`` (stopped at ``budget``) or ``LAB_FAILED``. Nothing is prose until
+``describe``. An exception raised in another process travels as data (``crash_record``, ``crash_from``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -46,8 +45,7 @@ class Outcome:
 
 
 class Failed(Exception):
-    """Raised by a judge that rejects a row: it carries the row's ``judged`` outcome, nothing else
-    (``value``: the value that broke the rule, which the hint names as ``{value}``)."""
+    """Raised by a judge that rejects a row, with its ``judged`` outcome (``value``: what the hint names)."""
 
     def __init__(self, failure: str, observed: str, outcome: Outcome | None = None, value: str | None = None):
         super().__init__(observed)
@@ -57,8 +55,7 @@ class Failed(Exception):
 
 
 def judged(failure: str | None, observed: str, outcome: Outcome | None = None) -> Outcome:
-    """A row as its judge read it: the failure kind (one of ``FAILURES``; None: it passed) and what
-    was observed, on the student's outcome (a ``RETURNED`` one when the judge read the wire)."""
+    """A row as its judge read it: the failure kind (None: it passed) and what was observed, on ``outcome``."""
     return replace(outcome or Outcome(RETURNED), failure=failure, observed=observed)
 
 

@@ -1,9 +1,8 @@
 """Chapter 06's exercise: ``my_page(cursor, catalog) -> (names, next_cursor)``, judged on the wire.
 
-Served by ``grading.harness paging`` (``tools/list``, ``prompts/list``) in each era of
-``fixtures/grading/paging_server.json``: A (every row but the change; it must refuse the page-1 cursors of
-B, another server, and of an earlier process of A) and C (A again, whose tools move to generation 2 at
-its second ``tools/list``). Every page lists only names of its list at that moment."""
+Served by ``grading.harness paging`` (``tools/list``, ``prompts/list``) in each era: A (every row but the change;
+it must refuse the page-1 cursors of B, another server, and of an earlier process of A) and C (A again, whose
+tools move to generation 2 at its second ``tools/list``). Every page lists only names of its list at that moment."""
 from __future__ import annotations
 
 from contextlib import asynccontextmanager

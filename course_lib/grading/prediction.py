@@ -1,10 +1,9 @@
 """Chapter 07's exercise: ``my_prediction() -> {client: {mode: cell}}``, what each real client
 makes of two catalog modes the chapter's tables leave out, judged against the clients, run live.
 
-The battery's rows are the clients, its ``eras`` the modes. Every client runs once per mode behind
-chapter 07's tap, two at a time; each predicted cell, read into its parts, is compared with the cell
-``peers_lab.verdict`` writes. A wrong cell is told by its kind and a hint naming the section; the
-measured cell is not shown. A function that returns no dict starts no client."""
+The battery's rows are the clients, its ``eras`` the modes. Every client runs once per mode behind chapter 07's
+tap; each predicted cell is compared with the cell ``peers_lab.verdict`` writes. A wrong cell is told by its kind
+and a hint naming the section, never the measured cell. A function that returns no dict starts no client."""
 from __future__ import annotations
 
 import re

@@ -1,10 +1,8 @@
 """The one runner: open a scenario's lab, run the student's code on it, judge each row.
 
-``run`` opens a lab per group of an ``Exercise``'s scenarios (a scenario alone, an era, a served lab)
-with ``open_lab`` (``connect``, the audit's strict session, the harness serving the student's
-function) and runs the group's rows on it in order; a lab that fails is ``LAB`` for the rows left.
-``student_row`` is the row of code run in this process: the call under its budget (``observe``), its
-``Outcome`` (the requests it sent in ``sent``, ``wire`` in ``state``) handed to the pure judge."""
+``run`` opens a lab per group of an ``Exercise``'s scenarios (a scenario alone, an era, a served lab) with
+``open_lab`` and runs the group's rows on it in order; a lab that fails is ``LAB`` for the rows left.
+``student_row`` is the row of code run in this process, its ``Outcome`` handed to the pure judge."""
 from __future__ import annotations
 
 import json
@@ -74,9 +72,14 @@ def exercise(battery: str, only=None, eras=None, budget: float | None = None, de
     title, scenarios, spec = load_battery(battery)
     scenarios = [replace(s, hints={**spec.get("hints", {}), **s.hints}) for s in select(scenarios, only, eras)]
     return Exercise(title, scenarios, spec, budget or spec.get("budget_seconds", default), battery)
-# Set by ``make record`` (``course_lib.tooling.record``): called with every row as its judge gets it
-# (a served row's: the requests it sent, the replies on its lab's ``wire``).
+# Set by ``make record`` (``course_lib.tooling.record``): called with every row as its judge gets it.
 RECORDER: ContextVar[Callable[[Scenario, o.Outcome], None] | None] = ContextVar("course_recorder", default=None)
+
+
+def record(s: Scenario, outcome: o.Outcome) -> None:
+    """Hand ``make record``'s recorder a row as its judge gets it (nothing when no recording runs)."""
+    if RECORDER.get() is not None:
+        RECORDER.get()(s, outcome)
 
 
 def lab_servers() -> set[int]:
@@ -114,8 +117,7 @@ def lab_lost(exc: BaseException, left: list[Scenario]) -> list[Verdict]:
 
 
 async def run(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row, **options) -> Scorecard:
-    """The exercise's card (``judge_rows``; ``calls=N``: the student's code runs N times, not once a row);
-    the servers the student's code left running are stopped."""
+    """The exercise's card (``calls=N``: the student's code runs N times, not once a row), leftovers stopped."""
     if ex.card is not None:  # the function could not be run at all
         return ex.card
     before = lab_servers()
@@ -129,8 +131,7 @@ async def judge_rows(ex: Exercise, open_lab: Callable[[Scenario], Any], row: Row
                      key: Callable[[Scenario], Any] = lambda s: (s.name, s.era),
                      ended: Callable[[BaseException, list[Scenario]], list[Verdict]] = lab_lost,
                      not_asked: str = NOT_ASKED) -> list[Verdict]:
-    """The one runner: a lab per ``key`` (``open_lab(its first scenario)``), its rows in battery order
-    (``row(s, lab)``; after a row that hung, ``not_asked``); a lab that fails is ``ended(exc, rows left)``."""
+    """A lab per ``key``, its rows in order (after a hang, ``not_asked``); a failed lab is ``ended(exc, rows left)``."""
     groups: dict[Any, list[Scenario]] = {}
     for s in ex.scenarios:
         groups.setdefault(key(s), []).append(s)
@@ -176,16 +177,15 @@ def student_row(ex: Exercise, call: Callable[[Scenario, Any], Awaitable[Any]], j
         before = len(lab.wire.requests())
         outcome = await observe(lambda: call(s, lab), ex.budget)
         outcome = outcome.with_wire(lab.wire.requests()[before:], wire=lab.wire)
-        if RECORDER.get() is not None:
-            RECORDER.get()(s, outcome)
+        record(s, outcome)
         return judge(s, outcome)
 
     return row
 
 
 async def each_scenario(run_one: Callable[[Any], Awaitable[Any]], items: list, name: str = "exercise") -> list:
-    """``run_one`` on every item (a lab's scenarios), a few side by side (under ``FAIL_FAST`` one after another,
-    era by era, until a verdict fails); the stop button says in one line that check ``name`` stopped."""
+    """``run_one`` on every item (a lab's scenarios), a few side by side (under ``FAIL_FAST``: in turn, era by era,
+    until a verdict fails); the stop button says in one line that check ``name`` stopped."""
     with interrupts.running("check", name):
         if not FAIL_FAST.get():
             return list((await gather({i: partial(run_one, item) for i, item in enumerate(items)})).values())

@@ -48,9 +48,8 @@ class Verdict:
 
 
 def hint_for(s: Scenario, failure: str, outcome: Outcome | None = None) -> str:
-    """The hint a scorecard prints for ``s`` failing with ``failure`` in ``s.era``: the battery's hints win
-    (``hints[era][failure]``, ``hints[failure]``), then the scenario's for that era (``hints[era]`` as a string)
-    or overall (``hint``). A crash or a hang has a hint of its own first; a lab failure is never the student's."""
+    """The hint for ``s`` failing with ``failure`` in ``s.era``: the battery's by failure win, then a crash's, a hang's
+    or a lab failure's own, then the scenario's for that era (``hints[era]`` as a string) or overall (``hint``)."""
     by_era = s.hints.get(s.era)
     if isinstance(by_era, dict) and failure in by_era:
         return by_era[failure]
@@ -84,8 +83,7 @@ _NOT_STUDENTS = tuple({str(ROOT / "course_lib"), sys.prefix, sys.base_prefix, sy
 
 
 def raised_at(error: BaseException | None) -> str | None:
-    """Where in the student's own code ``error`` was raised: ``line N: <that line>`` of the deepest
-    frame outside the course's package and the interpreter's libraries (None when there is none)."""
+    """``line N: <that line>`` of the deepest frame of ``error`` outside the course and the interpreter's libraries."""
     tb = getattr(error, "__traceback__", None)
     frames = [f for f in traceback.extract_tb(tb) if not f.filename.startswith(_NOT_STUDENTS)] if tb else []
     if not frames:

@@ -1,9 +1,8 @@
 """Chapter 09's exercise: ``my_sealer(key) -> (seal, unseal)``, the ``request_state`` of a real server.
 
-Served by ``grading.harness state`` as the ``modern`` server's codec at 2026-07-28. Each row of
-``fixtures/grading/sealed_state.json`` drives ``provision`` by hand on a fresh server: an honest order
-completes at its price; the chapter's attacks, a state from another process, one cut short and each
-string the server never issued are refused with -32602 before anything is charged."""
+Served by ``grading.harness state`` as the ``modern`` server's codec at 2026-07-28. Each row drives ``provision``
+by hand on a fresh server: an honest order completes at its price; the chapter's attacks, a state from another
+process, one cut short and each string the server never issued are refused with -32602 before any charge."""
 from __future__ import annotations
 
 from dataclasses import replace

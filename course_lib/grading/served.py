@@ -1,9 +1,8 @@
 """The student's function inside a real stdio server: its labs and rows for ``runner.run``.
 
-``written`` copies the function into a module (``grading.child``; one that cannot be copied is a crash on
-every row) served by ``Exercise.argv``. A row's judge raises ``outcome.Failed`` or says what it saw
-(``answered``). The student's exception arrives as -32603 with its ``crash_record`` as ``data``
-(``crash_of``); a reply that never came ends its lab's rows (``Asker``)."""
+``written`` copies the function into a module served by ``Exercise.argv`` (one that cannot be copied is a crash
+on every row). A row's judge raises ``outcome.Failed`` or says what it saw (``answered``); the student's
+exception arrives as -32603 with its ``crash_record`` as ``data`` (``crash_of``)."""
 from __future__ import annotations
 
 import json
@@ -21,7 +20,7 @@ from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario
 from course_lib.grading.child import SourceError, write_module
 from course_lib.grading.outcome import Failed
-from course_lib.grading.runner import NOT_ASKED, RECORDER, Exercise, exercise, lab_lost, verdict_of
+from course_lib.grading.runner import NOT_ASKED, RECORDER, Exercise, exercise, lab_lost, record, verdict_of
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.labs import Wire, connect
 
@@ -45,12 +44,6 @@ def logged_record(path: Path) -> dict | None:
     """The record of the first crash the harness appended to ``path`` (``harness.CRASH_LOG``)."""
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
     return json.loads(lines[0]) if lines else None
-
-
-def logged_crash(path: Path) -> o.Outcome | None:
-    """The first crash the harness appended to ``path``, as its outcome."""
-    record = logged_record(path)
-    return None if record is None else o.crash_from(record)
 
 
 async def answer_of(request: Awaitable, refusals: tuple[type[BaseException], ...] = (MCPError,)):
@@ -106,36 +99,23 @@ async def judged(row: Awaitable[str]) -> o.Outcome:
         return o.judged(o.WRONG_REFUSAL, f"a request this row needs was answered {error_line(exc)}")
 
 
-def _strict(lab):
-    """The strict session (a ``LineClient``) of an ``on_probe`` lab, alone or first of its tuple."""
-    session = lab[0] if isinstance(lab, tuple) and lab else lab
-    return session if hasattr(session, "exchanges") else None
-
-
-def _row_wire(exchanges) -> Wire:
-    """A strict session's exchanges as a lab's wire: each request, then its reply."""
-    wire = Wire()
-    for x in exchanges:
-        wire.record("→", json.dumps(x.request))
-        if x.reply is not None:
-            wire.record("←", json.dumps(x.reply))
-    return wire
-
-
 def answered(ask_row: Callable[[Scenario, object], Awaitable[str]], facts: Callable[[Scenario], dict] | None = None):
-    """``runner.run``'s row of a served exercise: ``ask_row(s, lab)`` observed, or its ``Failed``.
-    Under ``make record`` the row's input is recorded: an ``Asker``'s requests on its lab's wire, or a
-    strict session's exchanges of this row (each request and its reply, only this row's), with what
-    ``facts(s)`` adds (what else the judge read, as data)."""
+    """``runner.run``'s row of a served exercise: ``ask_row(s, lab)`` observed, or its ``Failed`` (recorded with
+    ``facts(s)``)."""
     async def row(s: Scenario, lab) -> Verdict:
-        wire, session = getattr(getattr(lab, "lab", None), "wire", None), _strict(lab)  # an ``Asker``'s lab
-        before = len(wire.requests()) if wire is not None else len(session.exchanges) if session is not None else 0
+        asker = getattr(lab, "lab", None)  # an ``Asker``'s lab, else an ``on_probe`` session alone or first of a tuple
+        session = lab[0] if isinstance(lab, tuple) else lab
+        before = len(asker.wire.requests()) if asker is not None else len(getattr(session, "exchanges", ()))
         found = await judged(ask_row(s, lab))
-        if RECORDER.get() is not None and wire is not None:  # the judge's input: the replies on the wire
-            RECORDER.get()(s, o.returned(None).with_wire(wire.requests()[before:], wire=wire))
-        elif RECORDER.get() is not None and session is not None:
-            own = _row_wire(session.exchanges[before:])
-            RECORDER.get()(s, o.returned(None).with_wire(own.requests(), wire=own, **(facts(s) if facts else {})))
+        if asker is not None:
+            record(s, o.returned(None).with_wire(asker.wire.requests()[before:], wire=asker.wire))
+        elif hasattr(session, "exchanges") and RECORDER.get() is not None:  # each request, then its reply
+            own = Wire()
+            for x in session.exchanges[before:]:
+                own.record("→", json.dumps(x.request))
+                if x.reply is not None:
+                    own.record("←", json.dumps(x.reply))
+            record(s, o.returned(None).with_wire(own.requests(), wire=own, **(facts(s) if facts else {})))
         return verdict_of(s, found)
 
     return row

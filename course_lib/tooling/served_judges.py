@@ -113,3 +113,16 @@ def judge_read_handler(s, outcome: o.Outcome):
     asked = [(uri, reply.message) for uri, reply in found]
     lines = [Line(**x) for x in outcome.state["audit"]]
     return verdict(s, lambda: judge_row(rows_of(spec)[s.name], asked, lines, s.era, load_library(spec)))
+
+
+def judge_envelope(s, outcome: o.Outcome):
+    """Chapter 8's envelope judge on a row's recorded replays (``envelope_checker.recorded``), in the eras and
+    interpreters recorded (``unwritten``: the checker could not be copied, no replay ran)."""
+    from course_lib.grading import envelope_checker as e
+
+    spec = read_spec(e.BATTERY)
+    if "unwritten" in outcome.state:
+        return e.unwritten(s, outcome.state["unwritten"], spec)
+    replays = {(r["era"], r["mode"]): (e.outcome_of(r), r["replies_checked"]) for r in outcome.state["replays"]}
+    eras, modes = (list(dict.fromkeys(key[i] for key in replays)) for i in (0, 1))
+    return e.judge_envelope(s, replays, rows_of(spec)[s.name]["refused_at"], eras, modes, spec["class_hints"])

@@ -90,10 +90,10 @@ async def test_a_checker_without_readable_source_is_told_so():
 def test_an_assert_checker_passes_normally_undamaged_and_fails_under_O_where_its_asserts_are_gone():
     """On the recorded replays (fixtures/grading/transcripts/envelope.json): its asserts refuse in a
     normal interpreter, nothing refuses under -O, and the hint says so."""
-    from course_lib.grading.envelope_checker import judge_recorded
+    from course_lib.tooling.served_judges import judge_envelope
     from course_lib.tooling import transcripts as t
 
-    verdicts = {s.name: judge_recorded(s, outcome) for s, outcome in t.rows("envelope", "with_asserts")}
+    verdicts = {s.name: judge_envelope(s, outcome) for s, outcome in t.rows("envelope", "with_asserts")}
     assert verdicts["undamaged session"].passed
     damaged = verdicts["jsonrpc 1.0"]
     assert damaged.observed.startswith("normal: raised AssertionError") and "-O: accepted the damaged reply" in \
@@ -102,9 +102,9 @@ def test_an_assert_checker_passes_normally_undamaged_and_fails_under_O_where_its
 
 
 def test_the_library_check_reply_is_unavailable_in_the_child():
-    from course_lib.grading.envelope_checker import judge_recorded
+    from course_lib.tooling.served_judges import judge_envelope
     from course_lib.tooling import transcripts as t
 
-    verdicts = [judge_recorded(s, outcome) for s, outcome in t.rows("envelope", "calls_the_library")]
+    verdicts = [judge_envelope(s, outcome) for s, outcome in t.rows("envelope", "calls_the_library")]
     assert verdicts and not any(v.passed for v in verdicts)
     assert all("check_reply is unavailable in this exercise" in v.observed for v in verdicts)
