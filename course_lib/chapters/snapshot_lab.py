@@ -1,4 +1,4 @@
-"""The snapshot chapter's scenario runs, their named checks, and the five wrong servers.
+"""The snapshot chapter's scenario runs, their named checks, and what reached the server.
 
 ``run_scenario`` starts the snapshot server in one scenario (and optionally one known-wrong
 fault), walks that scenario's fixed sequence of requests, and stops at the first check that
@@ -214,68 +214,7 @@ async def probe_expired() -> Report:
     return await probe("expired")
 
 
-# -- negative controls: five known-wrong servers, each must fail at its named check ------------
-
-@dataclass(frozen=True)
-class Control:
-    """A wrong server (a ``--fault`` of the snapshot server) and where the run must catch it."""
-
-    fault: str
-    scenario: str
-    check: str
-    message: str  # text the failure message must contain
-    why: str
-
-
-CONTROLS = (
-    Control("expired-resource-fallback", "expired", "expired_resource", "answered (the r2 text)",
-            "an expired pinned URI silently answers with the current text"),
-    Control("expired-prompt-fallback", "expired", "expired_prompt", "Review only this snapshot: r2",
-            "the r1 prompt silently embeds r2 once r1 is gone"),
-    Control("mixed-pinned-body", "mixed", "snapshot_oracle", "r1/design",
-            "project://atlas/r1/design answers with the r2 body"),
-    Control("incomplete-recovery-manifest", "expired", "manifest_membership", "r2 lists",
-            "the manifest the recovery starts from omits a file"),
-    Control("recovery-unavailable", "expired", "recovery", "r2 also unavailable",
-            "the revision the recovery starts from is dropped right after its manifest"),
-)
-
-
-@dataclass(frozen=True)
-class ControlOutcome:
-    fault: str
-    verdict: str  # "killed" | "survived" | "wrong_check" | "unclean_exit"
-    check: str | None
-    message: str
-    returncode: int | None
-
-
-def judge(control: Control, report: Report) -> ControlOutcome:
-    failure = report.failure
-    if failure is None:
-        verdict = "survived"
-    elif failure.check != control.check or control.message not in failure.message:
-        verdict = "wrong_check"
-    elif not report.clean_exit:
-        verdict = "unclean_exit"
-    else:
-        verdict = "killed"
-    return ControlOutcome(control.fault, verdict, failure and failure.check, failure.message if failure else "",
-                          report.returncode)
-
-
-async def run_control(control: Control, era: str = "legacy", **options) -> ControlOutcome:
-    return judge(control, await run_scenario(control.scenario, era, fault=control.fault, **options))
-
-
-def controls_table(outcomes: list[ControlOutcome]) -> Table:
-    by_fault = {o.fault: o for o in outcomes}
-    rows = []
-    for c in CONTROLS:
-        o = by_fault[c.fault]
-        rows.append([c.fault, c.scenario, c.check, o.verdict, o.check or "-", o.returncode])
-    return Table(["wrong server", "scenario", "must fail at", "verdict", "failed at", "exit"], rows)
-
+# -- views for the chapter (the five wrong servers are :mod:`course_lib.chapters.snapshot_controls`) --
 
 def report_table(reports: list[Report], columns=("scenario", "era", "outcome")) -> Table:
     return Table(list(columns) + ["exit"],

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import anyio
 
-from course_lib.chapters import schema_lab
+from course_lib.chapters import schema_lab, schema_oracles
 from course_lib.errors import CatalogError, CheckFailed, unwrap
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import Scenario
@@ -164,7 +164,7 @@ async def probe_accepted_candidate(make, active, opener: CandidateOpener, era: s
                     "call": await schema_lab.call_outcome(opener.lab)}
     observed["closed_after_context"] = opener.closed
     judge_accepted(seen(opener, active, frames_before), attempts)
-    schema_lab.check(schema_lab.Run(oracle, era, observed, {"candidate": schema_lab.audit_of(opener.lab)}))
+    schema_oracles.check(schema_oracles.Run(oracle, era, observed, {"candidate": schema_lab.audit_of(opener.lab)}))
 
 
 async def probe_retry_recovers(make, active, opener: CandidateOpener, era: str, oracle: str) -> None:
@@ -264,9 +264,9 @@ async def grade_candidate(student: Callable, battery: str = BATTERY, *, only: li
             if bound.expired:
                 return o.hung(budget)
             if entry["probe"] == "probe_in_place":  # the oracles need both servers' finished audits
-                schema_lab.check(schema_lab.Run(entry["oracle"], era, observed,
-                                                {"active": schema_lab.audit_of(active),
-                                                 "candidate": schema_lab.audit_of(opener.lab)}))
+                schema_oracles.check(schema_oracles.Run(entry["oracle"], era, observed,
+                                                        {"active": schema_lab.audit_of(active),
+                                                         "candidate": schema_lab.audit_of(opener.lab)}))
         except BaseException as group:
             return classify(group, budget)
 

@@ -3,7 +3,7 @@
 import pytest
 
 from course_lib import walk
-from course_lib.chapters import negative_controls as negative, schema_lab
+from course_lib.chapters import negative_controls as negative, schema_mutants, schema_oracles
 from course_lib.chapters.negative_controls import Binding, Mutant
 
 pytestmark = pytest.mark.anyio
@@ -13,10 +13,10 @@ def test_audit_differences_name_every_change():
     a = {"requests": [{"method": "tools/list", "cursor": None}, {"method": "tools/call", "name": "alpha"}],
          "closed": True}
     b = {"requests": [{"method": "tools/call", "name": "alpha"}], "closed": False}
-    assert schema_lab.audit_differences(a, a) == []
-    assert schema_lab.audit_differences(a, b) == ["missing request #1: tools/list cursor=None",
+    assert schema_oracles.audit_differences(a, a) == []
+    assert schema_oracles.audit_differences(a, b) == ["missing request #1: tools/list cursor=None",
                                                    "closed is False, expected True"]
-    assert schema_lab.audit_differences(b | {"closed": True}, a) == ["extra request #1: tools/list cursor=None"]
+    assert schema_oracles.audit_differences(b | {"closed": True}, a) == ["extra request #1: tools/list cursor=None"]
 
 
 def test_broken_mutants_are_not_kills():
@@ -39,7 +39,7 @@ def test_broken_mutants_are_not_kills():
 
 
 def test_judging_counts_only_the_designated_check():
-    m = schema_lab.MUTANTS[0]
+    m = schema_mutants.MUTANTS[0]
     judge = negative._judge
     assert judge(m, {"status": "check_failed", "check": m.check, "message": m.message + " (details)"}).killed
     assert judge(m, {"status": "check_failed", "check": "case_oracle", "message": m.message}).verdict == "wrong_check"

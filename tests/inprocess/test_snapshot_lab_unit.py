@@ -4,7 +4,7 @@ import json
 import pytest
 
 from course_lib import bundles
-from course_lib.chapters import snapshot_lab
+from course_lib.chapters import snapshot_controls, snapshot_lab
 from course_lib.bundles import BundleError, Manifest
 from course_lib.paths import fixture
 from course_lib.servers import snapshot as snapshot_server
@@ -17,15 +17,15 @@ R2 = list(ORACLE["r2"])
 
 
 async def test_a_wrong_check_or_a_surviving_control_is_not_a_kill():
-    control = snapshot_lab.CONTROLS[0]
+    control = snapshot_controls.CONTROLS[0]
     survivor = snapshot_lab.Report("expired", "legacy", control.fault, "refresh", returncode=0)
-    assert snapshot_lab.judge(control, survivor).verdict == "survived"
+    assert snapshot_controls.judge(control, survivor).verdict == "survived"
     elsewhere = snapshot_lab.Report("expired", "legacy", control.fault, "refresh", returncode=0,
                                     failure=BundleError("snapshot_oracle", "answered (the r2 text)"))
-    assert snapshot_lab.judge(control, elsewhere).verdict == "wrong_check"
+    assert snapshot_controls.judge(control, elsewhere).verdict == "wrong_check"
     unclean = snapshot_lab.Report("expired", "legacy", control.fault, "refresh", returncode=-15,
                                   failure=snapshot_lab.CheckFailed(control.check, control.message))
-    assert snapshot_lab.judge(control, unclean).verdict == "unclean_exit"
+    assert snapshot_controls.judge(control, unclean).verdict == "unclean_exit"
 
 
 # -- the bundle checks on their own ----------------------------------------------------------------
@@ -69,4 +69,4 @@ def test_server_accepts_scenario_and_mode_and_refuses_unknown_ones():
     with pytest.raises(SystemExit):
         snapshot_server.main(["--mode", "mixed", "--fault", "bogus"])
     assert set(snapshot_server.SCENARIOS) == set(snapshot_lab.SCENARIOS)
-    assert {c.fault for c in snapshot_lab.CONTROLS} == set(snapshot_server.FAULTS) - {"none"}
+    assert {c.fault for c in snapshot_controls.CONTROLS} == set(snapshot_server.FAULTS) - {"none"}

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 from course_lib import CatalogError, connect, sdk129, walk
-from course_lib.chapters import negative_controls as negative, schema_lab
+from course_lib.chapters import negative_controls as negative, schema_lab, schema_mutants, schema_oracles
 from course_lib.paths import FIXTURES, NOTEBOOKS
 from course_lib.refresh import Ready
 
@@ -42,31 +42,31 @@ def peer_call(entry: dict) -> dict:
 @pytest.mark.parametrize("name", ["in_place_integer", "in_place_no_schema"])
 async def test_sdk129_stores_the_rejected_refresh_too(name):
     """Pitfalls (a) and (b) are not new in 2.3.0: a 1.29.0 session stores the refresh's pages as well."""
-    entries = await sdk129.client("schema", [LIST, LIST, NEXT, CALL], fixture=schema_lab.fixture(name))
+    entries = await sdk129.client("schema", [LIST, LIST, NEXT, CALL], fixture=schema_oracles.fixture(name))
     assert peer_call(entries[3]) == FACTS["sdk129_in_place"][name]
 
 
 @needs_sdk129
 async def test_sdk129_never_prunes():
     """1.29.0 keeps a schema a complete single page no longer lists; 2.3.0 prunes it (expected.json)."""
-    entries = await sdk129.client("schema", [LIST, LIST, CALL], fixture=schema_lab.fixture("pruned"))
+    entries = await sdk129.client("schema", [LIST, LIST, CALL], fixture=schema_oracles.fixture("pruned"))
     listed = [[tool["name"] for tool in entry["result"]["tools"]] for entry in entries[:2]]
     assert listed == FACTS["sdk129_pruned"]["listed"]
     assert peer_call(entries[2]) == FACTS["sdk129_pruned"]["call"]
     pruned = await schema_lab.run("pruned")
-    assert pruned.observed == schema_lab.expected("pruned", "legacy")  # 2.3.0: accepted unvalidated
+    assert pruned.observed == schema_oracles.expected("pruned", "legacy")  # 2.3.0: accepted unvalidated
 
 
 @needs_sdk129
 async def test_both_sdks_list_page_one_only_for_an_unlisted_tool():
     """A call to a never-listed tool: each SDK lists page 1 itself (the fixture then wants page 2)."""
     fact = FACTS["implicit_page_1"]
-    late = await sdk129.client("schema", [CALL, LIST], fixture=schema_lab.fixture("page2"))
+    late = await sdk129.client("schema", [CALL, LIST], fixture=schema_oracles.fixture("page2"))
     assert peer_call(late[0]) == {"ok": True, "structuredContent": fact["call"]}
     error = late[1]["error"]
     assert {"code": error["code"], "message": error["message"]} == fact["then_tools_list"]
     with schema_lab.sdk_log() as logged:
-        async with connect("schema", fixture=schema_lab.fixture("page2")) as lab:
+        async with connect("schema", fixture=schema_oracles.fixture("page2")) as lab:
             call = await lab.session.call_tool("alpha", {})
             with pytest.raises(Exception) as caught:
                 await lab.session.list_tools()
@@ -106,12 +106,12 @@ async def test_the_client_answers_a_second_listing_from_its_cache_only_at_2026(e
 @pytest.mark.parametrize("name", ["in_place_integer", "in_place_no_schema"])
 async def test_a_new_session_walked_first_undoes_a_failed_refresh(name):
     fact = FACTS["reconnect"][name]
-    async with connect("schema", fixture=schema_lab.fixture(name), **schema_lab.BUDGET) as lab:
+    async with connect("schema", fixture=schema_oracles.fixture(name), **schema_lab.BUDGET) as lab:
         await walk(lab)
         with pytest.raises(CatalogError):
             await walk(lab)
         assert await schema_lab.call_outcome(lab) == fact["old_session"]
-    async with connect("schema", fixture=schema_lab.fixture(name), **schema_lab.BUDGET) as fresh:
+    async with connect("schema", fixture=schema_oracles.fixture(name), **schema_lab.BUDGET) as fresh:
         assert (await walk(fresh)).names == fact["new_session_walk"]
         assert await schema_lab.call_outcome(fresh) == fact["new_session"]
 
@@ -132,14 +132,14 @@ async def test_the_cell_written_candidate_matches_both_oracles(era, scenario):
     """The candidate of the chapter's cells gives every observation and audit the oracles name, as
     ``course_lib.candidate`` does (tests/stdio/test_schema_lab.py::test_seed_scenario_matches_both_oracles)."""
     result = await schema_lab.run(scenario, era, refresh=cell_written_candidate())
-    schema_lab.check(result)  # case oracle, exact audits, every finalizer ran
+    schema_oracles.check(result)  # case oracle, exact audits, every finalizer ran
 
 
 async def test_the_cell_written_candidate_refuses_over_budget():
     fact = FACTS["cell_written_over_budget"]
     my_candidate = cell_written_candidate()
-    opened = schema_lab.Opener("schema", fixture=schema_lab.fixture("candidate_success"))
-    async with connect("schema", fixture=schema_lab.fixture("active"), **schema_lab.BUDGET) as active:
+    opened = schema_lab.Opener("schema", fixture=schema_oracles.fixture("candidate_success"))
+    async with connect("schema", fixture=schema_oracles.fixture("active"), **schema_lab.BUDGET) as active:
         await walk(active)
         frames, body_ran = len(active.wire), False
         with pytest.raises(CatalogError) as caught:
@@ -152,7 +152,8 @@ async def test_the_cell_written_candidate_refuses_over_budget():
 async def test_a_listing_in_two_pages_prunes_nothing(era):
     """Only a single uncursored page without nextCursor prunes: cursor pages only ever add."""
     fact = FACTS["pruned_two_pages"]
-    async with connect("schema", fixture=schema_lab.fixture("pruned_two_pages"), era=era, **schema_lab.BUDGET) as lab:
+    async with connect("schema", fixture=schema_oracles.fixture("pruned_two_pages"), era=era,
+                       **schema_lab.BUDGET) as lab:
         await walk(lab)
         assert (await walk(lab)).names == fact["second_walk"]
         assert await schema_lab.call_outcome(lab) == fact["call"]
@@ -160,7 +161,7 @@ async def test_a_listing_in_two_pages_prunes_nothing(era):
 
 # -- the negative controls ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("mutant", schema_lab.MUTANTS, ids=lambda m: m.name)
+@pytest.mark.parametrize("mutant", schema_mutants.MUTANTS, ids=lambda m: m.name)
 def test_every_mutant_is_killed_at_its_named_check(mutant):
     """Each known-wrong edit, run in a copy of the course, fails its probe at the check the oracle
     names, with the mutant's message (``audit_skips_cursor_pages`` only the exact audit sees)."""
@@ -168,7 +169,7 @@ def test_every_mutant_is_killed_at_its_named_check(mutant):
     outcome = negative.run_mutant(mutant)
     assert (outcome.verdict, outcome.check) == (want["verdict"], want["check"]), outcome
     assert mutant.message in outcome.message, outcome
-    assert set(FACTS["mutants"]) == {m.name for m in schema_lab.MUTANTS}
+    assert set(FACTS["mutants"]) == {m.name for m in schema_mutants.MUTANTS}
 
 
 def test_a_mutant_that_does_not_import_is_not_a_kill():

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from course_lib import CatalogError, candidate, connect, walk
-from course_lib.chapters import negative_controls as negative, schema_lab
+from course_lib.chapters import negative_controls as negative, schema_lab, schema_oracles
 from course_lib.chapters.negative_controls import CheckFailed
 from course_lib.labs import pid_alive as alive
 
@@ -18,8 +18,8 @@ pytestmark = pytest.mark.anyio
 @pytest.mark.parametrize("scenario", schema_lab.SEED_SCENARIOS)
 async def test_seed_scenario_matches_both_oracles(era, scenario):
     result = await schema_lab.run(scenario, era)
-    schema_lab.check(result)  # case oracle, exact audits, every finalizer ran
-    assert set(result.audits) == set(schema_lab.expected_audits(scenario, era))
+    schema_oracles.check(result)  # case oracle, exact audits, every finalizer ran
+    assert set(result.audits) == set(schema_oracles.expected_audits(scenario, era))
     for lab in result.labs.values():
         assert lab.returncode is not None and not alive(lab.pid)
     if scenario == "in_place_integer":  # the eras differ on the wire, not in what the server handled
@@ -30,8 +30,8 @@ async def test_seed_scenario_matches_both_oracles(era, scenario):
 @pytest.mark.parametrize("scenario", schema_lab.SDK2_SCENARIOS)
 async def test_sdk2_scenario_matches_both_oracles(era, scenario):
     result = await schema_lab.run(scenario, era)
-    schema_lab.check(result)  # case oracle, exact audits, every finalizer ran
-    assert set(result.audits) == set(schema_lab.expected_audits(scenario, era))
+    schema_oracles.check(result)  # case oracle, exact audits, every finalizer ran
+    assert set(result.audits) == set(schema_oracles.expected_audits(scenario, era))
     assert all(audit["closed"] is True for audit in result.audits.values())
     for lab in result.labs.values():
         assert lab.returncode == 0 and not alive(lab.pid)
@@ -42,7 +42,7 @@ async def test_implicit_tools_list_makes_the_exact_audit_fail(era):
     # What the lab's own code sends: one call and nothing else (written by hand).
     naive = {"server": {"requests": [{"method": "tools/call", "name": "alpha"}], "closed": True}}
     with pytest.raises(CheckFailed) as caught:
-        schema_lab.compare_audits(naive, result.audits)
+        schema_oracles.compare_audits(naive, result.audits)
     assert caught.value.check == "audit_oracle"
     assert caught.value.message == "server: extra request #2: tools/list cursor=None"
     wire = result.labs["server"].wire
@@ -50,10 +50,10 @@ async def test_implicit_tools_list_makes_the_exact_audit_fail(era):
 
 
 async def test_failed_candidate_is_closed_before_the_error_and_active_untouched(era):
-    async with connect("schema", fixture=schema_lab.fixture("active"), era=era, **schema_lab.BUDGET) as active:
+    async with connect("schema", fixture=schema_oracles.fixture("active"), era=era, **schema_lab.BUDGET) as active:
         await walk(active)
         frames = len(active.wire)
-        refresh = candidate("schema", fixture=schema_lab.fixture("candidate"), era=era, **schema_lab.BUDGET)
+        refresh = candidate("schema", fixture=schema_oracles.fixture("candidate"), era=era, **schema_lab.BUDGET)
         with pytest.raises(CatalogError) as caught:
             async with refresh:
                 pytest.fail("a rejected candidate must not yield")
@@ -68,10 +68,10 @@ async def test_failed_candidate_is_closed_before_the_error_and_active_untouched(
 
 
 async def test_caller_exception_propagates_after_cleanup(era):
-    async with connect("schema", fixture=schema_lab.fixture("active"), era=era, **schema_lab.BUDGET) as active:
+    async with connect("schema", fixture=schema_oracles.fixture("active"), era=era, **schema_lab.BUDGET) as active:
         await walk(active)
         frames = len(active.wire)
-        refresh = candidate("schema", fixture=schema_lab.fixture("candidate_success"), era=era, **schema_lab.BUDGET)
+        refresh = candidate("schema", fixture=schema_oracles.fixture("candidate_success"), era=era, **schema_lab.BUDGET)
         with pytest.raises(KeyError, match="caller bug"):
             async with refresh as ready:
                 assert ready.catalog.names == ["alpha", "beta"] and alive(ready.lab.pid)
@@ -84,7 +84,7 @@ async def test_caller_exception_propagates_after_cleanup(era):
 
 
 async def test_candidate_budget_failure_and_single_use():
-    refresh = candidate("schema", fixture=schema_lab.fixture("candidate_success"), max_pages=1,
+    refresh = candidate("schema", fixture=schema_oracles.fixture("candidate_success"), max_pages=1,
                         **schema_lab.BUDGET)
     with pytest.raises(CatalogError) as caught:
         async with refresh:

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from course_lib import bundles
-from course_lib.chapters import snapshot_lab
+from course_lib.chapters import snapshot_controls, snapshot_lab
 from course_lib.paths import fixture
 
 pytestmark = pytest.mark.anyio
@@ -64,10 +64,10 @@ async def test_retired_snapshot_is_refused_after_its_review(era):
     assert_clean(report)
 
 
-@pytest.mark.parametrize("control", snapshot_lab.CONTROLS, ids=lambda c: c.fault)
+@pytest.mark.parametrize("control", snapshot_controls.CONTROLS, ids=lambda c: c.fault)
 async def test_wrong_server_is_caught_at_its_named_check(control, era):
     report = await snapshot_lab.run_scenario(control.scenario, era, fault=control.fault)
-    outcome = snapshot_lab.judge(control, report)
+    outcome = snapshot_controls.judge(control, report)
     assert (outcome.verdict, outcome.check) == ("killed", control.check), report.failure
     assert control.message in outcome.message
     assert_clean(report)
