@@ -24,6 +24,9 @@ A mode selects one decision each:
 tool only that principal should see. ``--http`` serves Streamable HTTP on 127.0.0.1 instead of
 stdio (the port is written to ``http.json`` in the lab directory, every request's routing
 headers to ``headers.jsonl``); the process still ends when its stdin closes.
+
+The refusing modes are served by ``_discover``, ``--http`` by ``_http``; this module is the entry
+(``python -m course_lib.servers modern``) and the lab's listing, tools and ``request_state``.
 """
 from __future__ import annotations
 
@@ -38,16 +41,11 @@ from mcp import MCPError
 from mcp.server import CacheHint, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
-from course_lib.protocol import ENVELOPE_KEYS, MODERN_VERSION, ROUTING_HEADERS
-from course_lib.servers._base import lab_file, parser, serve
+from course_lib.protocol import MODERN_VERSION
+from course_lib.servers._base import parser, serve
+from course_lib.servers._discover import DISCOVER_REFUSALS, serve_refusing_discover
+from course_lib.servers._http import serve_http
 
-# mode: (code, data.supported, refuse every probe (else the first only), serve the handshake only)
-DISCOVER_REFUSALS = {
-    "legacy-only": (types.METHOD_NOT_FOUND, None, True, True),
-    "legacy-versions": (types.UNSUPPORTED_PROTOCOL_VERSION, ["2025-11-25"], True, True),
-    "future-only": (types.UNSUPPORTED_PROTOCOL_VERSION, ["2099-01-01"], True, True),
-    "renegotiate": (types.UNSUPPORTED_PROTOCOL_VERSION, [MODERN_VERSION], False, False),
-}
 MODES = ("modern", "sealed", "era-blind", *DISCOVER_REFUSALS, "header-mismatch", "catalog", "versioned", "public", "drifting",
          "churning")
 VERSIONED = ("versioned", "drifting", "churning")
@@ -258,128 +256,6 @@ def build(mode: str, principal: str | None = None, codec=None) -> Server:
                     on_list_tools=on_list_tools, on_call_tool=lab.call,
                     on_subscriptions_listen=ListenHandler(lab.bus))
     return server
-
-
-def serve_refusing_discover(server: Server, mode: str) -> int:
-    """Serve with ``server/discover`` refused as ``DISCOVER_REFUSALS[mode]`` says.
-
-    A handshake-only server (a server written before 2026-07-28) also ignores the per-request
-    envelope: its keys are dropped, so a request before ``initialize`` is refused as a
-    pre-handshake request. Everything else reaches the same ``Server``.
-    """
-    import anyio
-    from mcp.server.stdio import stdio_server
-    from mcp.shared.message import SessionMessage
-
-    code, supported, every, handshake_only = DISCOVER_REFUSALS[mode]
-    message_of = {types.METHOD_NOT_FOUND: "Method not found"}.get(code, "Unsupported protocol version")
-    refused = 0
-
-    async def main() -> None:
-        nonlocal refused
-        async with stdio_server() as (read, write):
-            ready = lab_file("ready")
-            if ready is not None:
-                ready.touch()  # the same start-up signal as _base.serve()
-            forward, forwarded = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-
-            async def pump() -> None:
-                nonlocal refused
-                async with forward:
-                    async for item in read:
-                        message = getattr(item, "message", None)
-                        if isinstance(message, types.JSONRPCRequest):
-                            meta = (message.params or {}).get("_meta")
-                            if message.method == "server/discover" and (every or not refused):
-                                refused += 1
-                                asked = meta.get(ENVELOPE_KEYS[0]) if isinstance(meta, dict) else None
-                                data = None if supported is None else {"supported": supported, "requested": asked}
-                                error = types.ErrorData(code=code, message=message_of, data=data)
-                                await write.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=message.id,
-                                                                                   error=error)))
-                                continue
-                            if handshake_only and isinstance(meta, dict):
-                                for key in ENVELOPE_KEYS:
-                                    meta.pop(key, None)
-                        await forward.send(item)
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(pump)
-                await server.run(forwarded, write, server.create_initialization_options())
-                tg.cancel_scope.cancel()
-
-    anyio.run(main)
-    return 0
-
-
-def serve_http(server: Server) -> int:
-    """Streamable HTTP on 127.0.0.1 (an OS-chosen port), until stdin closes."""
-    import socket
-    import sys
-
-    import anyio
-    import uvicorn
-
-    headers_log = lab_file("headers.jsonl")
-
-    async def record_headers(scope, receive, send, app):
-        if scope["type"] == "http" and scope["method"] == "POST" and headers_log is not None:
-            body = b""
-            more = True
-            messages = []
-            while more:
-                message = await receive()
-                messages.append(message)
-                body += message.get("body", b"")
-                more = message.get("more_body", False)
-            headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-            try:
-                method = json.loads(body).get("method")
-            except (ValueError, AttributeError):
-                method = None
-            entry = {"body_method": method,
-                     **{h: headers.get(h) for h in ROUTING_HEADERS}}
-            with open(headers_log, "a", encoding="utf-8") as f:
-                f.write(json.dumps(entry) + "\n")
-
-            async def replay():
-                return messages.pop(0) if messages else await receive()
-
-            return await app(scope, replay, send)
-        return await app(scope, receive, send)
-
-    starlette_app = server.streamable_http_app(host="127.0.0.1")
-
-    async def app(scope, receive, send):
-        await record_headers(scope, receive, send, starlette_app)
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))  # loopback only; the OS picks a free port
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    http = uvicorn.Server(config)
-
-    async def main() -> None:
-        async def stdin_closed() -> None:
-            await anyio.to_thread.run_sync(sys.stdin.buffer.read)  # returns at EOF
-            http.should_exit = True
-
-        async def announce() -> None:
-            while not http.started:
-                await anyio.sleep(0.01)
-            port_file = lab_file("http.json")
-            if port_file is not None:
-                port_file.with_suffix(".tmp").write_text(json.dumps({"port": sock.getsockname()[1]}))
-                port_file.with_suffix(".tmp").replace(port_file)
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(stdin_closed)
-            tg.start_soon(announce)
-            await http.serve(sockets=[sock])
-            tg.cancel_scope.cancel()
-
-    anyio.run(main)
-    return 0
 
 
 def main(argv: list[str]) -> int:

@@ -9,8 +9,8 @@ servers and writes ``<exercise>.json``: per solution, its ``fingerprint`` and ev
 (``encode``), with the whole wire of its lab. ``decode`` rebuilds the ``Outcome`` a judge reads.
 
 A recording is stale when the fingerprint of what it depends on (the solution's source, the battery,
-the servers' source files, the files its expected file's ``depends`` names, the SDK's version) no
-longer matches: ``stale`` names it.
+the servers' source files and the private modules they import, the files its expected file's
+``depends`` names, the SDK's version) no longer matches: ``stale`` names it.
 """
 from __future__ import annotations
 
@@ -198,13 +198,30 @@ def solution_source(source: str) -> str:
     return _notebook_source(ROOT / path) if path.endswith(".ipynb") else _python_source(ROOT / path, name)
 
 
+def _server_helpers(servers: list[str]) -> list[str]:
+    """The private modules (``_name.py``, beyond the shared ones) that these servers import at module
+    level, transitively: code moved out of a server's module stays in its recordings' fingerprint."""
+    shared = {n.removesuffix(".py") for n in SERVERS_SHARED}
+    found: list[str] = []
+    todo = list(servers)
+    while todo:
+        tree = ast.parse((ROOT / "course_lib" / "servers" / f"{todo.pop()}.py").read_text("utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course_lib.servers._"):
+                helper = node.module.rsplit(".", 1)[-1]
+                if helper not in shared and helper not in found:
+                    found.append(helper)
+                    todo.append(helper)
+    return sorted(found)
+
+
 def fingerprint(entry: dict, depends=()) -> str:
     """What a solution's recording depends on, hashed (``depends``: more files, such as the harness
     that serves a served exercise's function)."""
     _, scenarios, _ = load_battery(entry["battery"])
     # (a battery that configures the harness's server instead names none: its configuration is in the battery)
-    servers = sorted({s.server for s in scenarios if isinstance(s.server, str)}) + [
-        n.removesuffix(".py") for n in SERVERS_SHARED]
+    named = sorted({s.server for s in scenarios if isinstance(s.server, str)})
+    servers = named + [n.removesuffix(".py") for n in SERVERS_SHARED] + _server_helpers(named)
     parts = [solution_source(entry["source"]), fixture("grading", f"{entry['battery']}.json").read_text("utf-8"),
              *((ROOT / "course_lib" / "servers" / f"{n}.py").read_text("utf-8") for n in servers),
              *((ROOT / p).read_text("utf-8") for p in depends), version("mcp"), json.dumps(entry.get("only"))]
