@@ -16,7 +16,7 @@ ALLOWED = {
     "_runtime/fastlaunch.py": "the fork server, and the forks it makes",
     "servers/hostile.py": "the hostile server's helper, which must escape its lab on purpose",
     "chapters/peer_tap.py": "a standard-library relay inside a peer run's process group",
-    "chapters/peers_lab.py": "npm ci and node --version (set-up): subprocess.run only",
+    "chapters/peers_env.py": "npm ci and node --version (set-up): subprocess.run only",
     "chapters/course_copy.py": "a probe in a copy of the course, like regen: subprocess.run only",
     "sdk129.py": "building .venv-sdk129 (set-up): subprocess.run only",
     "chapters/servers_env.py": "building .venv-servers (set-up) and reading its versions: subprocess.run only",

@@ -8,15 +8,15 @@ these tests fail with the commands that install them, never skip.
 import asyncio
 import pytest
 
-from course_lib.chapters import peers_lab
+from course_lib.chapters import peers_env, peers_lab
 
 from test_peers_unit import COURSE_SERVERS, IN_THE_CHAPTER
 
 
 def test_a_missing_peer_fails_loudly_with_the_install_commands(monkeypatch, tmp_path):
-    monkeypatch.setattr(peers_lab, "MODULES", tmp_path)  # an empty node_modules
-    with pytest.raises(peers_lab.PeersMissing, match="is not installed, the course pins") as info:
-        peers_lab.check()
+    monkeypatch.setattr(peers_env, "MODULES", tmp_path)  # an empty node_modules
+    with pytest.raises(peers_env.PeersMissing, match="is not installed, the course pins") as info:
+        peers_env.check()
     assert "make lab (or make test) installs Node and the peers" in str(info.value)
 
 
