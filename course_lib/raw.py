@@ -7,7 +7,7 @@ command line works too (``raw_lines([node, "server.js"], env=..., cwd=...)``): o
 is waited for (``wait_ready``); any other server's start-up is the first request's to wait for.
 ``await pipe.request(method, params)`` writes one line and returns the answer to its id;
 ``await pipe.notify(method)`` writes a notification; ``await pipe.silence()`` counts what
-arrives in a short window. Every line is recorded in ``pipe.wire`` (a ``labs.Wire``), so
+arrives in a short window. Every line is recorded in ``pipe.wire`` (a ``wire.Wire``), so
 ``display.wire_table`` shows it like any lab. It is deliberately small: no retries, no
 validation, no SDK types; the point is to see what the server answers to exactly these bytes.
 """
@@ -21,7 +21,7 @@ from typing import Any, AsyncIterator, Sequence
 import anyio
 
 from course_lib.errors import LabTimeout
-from course_lib.labs import Wire
+from course_lib.wire import Wire
 from course_lib._runtime.process import ServerProcess, course_server_argv, started_server, wait_ready
 from course_lib.protocol import (LEGACY_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
                                  MODERN_VERSION)

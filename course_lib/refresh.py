@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from course_lib.walker import Catalog, walk
-from course_lib.labs import Lab, connect
+from course_lib.lab_state import Lab
+from course_lib.labs import connect
 
 
 @dataclass(frozen=True)

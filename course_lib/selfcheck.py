@@ -9,7 +9,7 @@ cannot drift away from what the chapter measured).
 ``ask`` shows one row of buttons per question; a click answers at once, in the click's own
 callback (no task is scheduled): right, with what the cell showed, or not this one, with the
 section to read again. What a saved notebook, the student copy and the slides show is the
-widget's still (see ``widgets.FirstState``): the questions and their choices, never the answers.
+widget's still (see ``widget_html.FirstState``): the questions and their choices, never the answers.
 
 A question marked ``"transfer": true`` asks about a case the chapter did not show (predict what
 it does, or what your server should answer); its ``where`` names a section after the question,
@@ -35,7 +35,7 @@ from course_lib.display import Table
 from course_lib.errors import CourseError
 from course_lib.paths import FIXTURES, ROOT
 from course_lib.progress import FILE as PROGRESS_FILE
-from course_lib.widgets import FirstState
+from course_lib.widget_html import FirstState
 
 FOLDER = FIXTURES / "selfcheck"
 FEWEST, MOST = 3, 5

@@ -135,7 +135,7 @@ def session_of(source: Any):
     """Accept a Lab, an ``mcp.Client`` or a ``ClientSession`` and return the session."""
     from mcp import Client
 
-    from course_lib.labs import Lab
+    from course_lib.lab_state import Lab
 
     if isinstance(source, (Lab, Client)):
         return source.session

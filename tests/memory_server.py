@@ -17,7 +17,7 @@ from mcp.server import Server
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
 
-from course_lib.labs import Wire
+from course_lib.wire import Wire
 
 Pages = dict[str | None, tuple[list[str], str | None]]
 

@@ -14,7 +14,8 @@ from contextlib import asynccontextmanager, contextmanager
 from course_lib.refresh import candidate
 from course_lib.walker import Catalog, walk
 from course_lib.errors import CatalogError
-from course_lib.labs import Lab, connect
+from course_lib.lab_state import Lab
+from course_lib.labs import connect
 from course_lib.chapters.negative_controls import require
 from course_lib.chapters.schema_mutants import MUTANTS  # noqa: F401 (chapter 11's cells read it here)
 # (fixture_table and outcome only for chapter 03's cells, which read them here)

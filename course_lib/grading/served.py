@@ -22,7 +22,8 @@ from course_lib.grading.child import SourceError, write_module
 from course_lib.grading.outcome import Failed
 from course_lib.grading.runner import NOT_ASKED, RECORDER, Exercise, exercise, lab_lost, record, verdict_of
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
-from course_lib.labs import Wire, connect
+from course_lib.labs import connect
+from course_lib.wire import Wire
 
 LIMIT = 30.0  # seconds past the budget a reply may take before the lab gives up (the harness stops a call at it)
 

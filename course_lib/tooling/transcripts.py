@@ -29,7 +29,7 @@ import nbformat
 
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import load_battery
-from course_lib.labs import Wire
+from course_lib.wire import Wire
 from course_lib.paths import ROOT, fixture
 
 FOLDER = fixture("grading", "transcripts")

@@ -46,8 +46,10 @@ def controls(widget) -> tuple[set[str], set[str]]:
 
 
 def test_the_plan_clicks_controls_the_widgets_have():
-    from course_lib.labs import Wire
-    from course_lib.widgets import PageStepper, ScenarioPicker, WireViewer
+    from course_lib.wire import Wire
+    from course_lib.page_stepper import PageStepper
+    from course_lib.scenario_picker import ScenarioPicker
+    from course_lib.wire_viewer import WireViewer
 
     made = {"WireViewer": WireViewer(Wire()), "PageStepper": PageStepper(), "ScenarioPicker": ScenarioPicker()}
     for stem, entry in PLAN["chapters"].items():

@@ -1,5 +1,5 @@
 """The bundle reader's judges (chapter 05, the capstone's ``bundle()``) on recorded wires, in-process:
-the requests and answers are real ``labs.Wire`` frames, the rows those of ``fixtures/grading/bundles.json``,
+the requests and answers are real ``wire.Wire`` frames, the rows those of ``fixtures/grading/bundles.json``,
 the texts of r1 and r2 the fixed oracle (``fixtures/snapshot/expected.json``)."""
 import json
 
@@ -11,7 +11,7 @@ from course_lib.errors import CheckFailed
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import load_battery
 from course_lib.grading.bundle_judge import as_bundle, judge_bundle, prompts, revisions
-from course_lib.labs import Wire
+from course_lib.wire import Wire
 
 ORACLE = revisions()
 MANIFEST = bundles.MANIFEST_URI

@@ -1,7 +1,7 @@
 """The candidate exercise's judges (chapter 03) in-process: what a failed probe's exception makes of a
 row (``classify``), a row judged on its eras (``judge_eras``), and the probes' checks of what the
 candidates and the active session recorded (a ``CandidateOpener`` holding exited or running labs,
-an active session's ``labs.Wire``). The probes themselves run on real servers:
+an active session's ``wire.Wire``). The probes themselves run on real servers:
 ``test_grading_candidate_refresh.py``."""
 import json
 from dataclasses import replace
@@ -18,7 +18,7 @@ from course_lib.grading.candidate_opener import CandidateOpener, sent
 from course_lib.grading.candidate_refresh import (Seen, _catalog_of, classify, judge_accepted, judge_candidates, judged,
                                                   judge_caller_failure, judge_eras, judge_gives_up, judge_opened,
                                                   judge_rejected, judge_untouched, seen)
-from course_lib.labs import Wire
+from course_lib.wire import Wire
 
 _, SCENARIOS, SPEC = load_battery("candidate")
 ROW = next(s for s in SCENARIOS if s.name == "retry recovers")

@@ -12,7 +12,7 @@ from course_lib.display import Table, cell_kind, error_line, fit_widths, wire_ta
 from course_lib.grading import outcome as o
 from course_lib.grading.core import CRASH, FAILURES, HANG, LAB, MISSING_REFUSAL, STARTER_HINT, WRONG_REFUSAL, \
     WRONG_RESULT, Scenario, Scorecard, Verdict, hint_for, judge_names, judge_on_wire, load_battery, observe
-from course_lib.labs import Wire
+from course_lib.wire import Wire
 from course_lib.walker import Catalog
 
 pytestmark = pytest.mark.anyio

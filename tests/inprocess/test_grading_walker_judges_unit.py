@@ -1,5 +1,5 @@
 """The walker's judges (chapters 1 and 2) on recorded outcomes, in-process: the battery's rows, the
-frames a walk sent (real ``labs.Wire`` frames), and the verdict each kind of answer gets.
+frames a walk sent (real ``wire.Wire`` frames), and the verdict each kind of answer gets.
 
 Expected verdicts are written by hand from ``fixtures/grading/walk.json`` and ``walk_restart.json``."""
 import json
@@ -13,7 +13,7 @@ from course_lib.errors import CatalogError, CheckFailed, LabTimeout
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import load_battery
 from course_lib.grading.core import is_refusal, judge_names, judge_on_wire, names_of
-from course_lib.labs import Wire
+from course_lib.wire import Wire
 
 WALK = {s.name: s for s in load_battery("walk")[1] if s.era == "legacy"}
 RESTART = {s.name: s for s in load_battery("walk_restart")[1] if s.era == "legacy"}

@@ -80,9 +80,9 @@ def _widget_notebook():
     """A chapter-like notebook whose code cell displayed a WireViewer, stored as `make regen` stores it."""
     from IPython.core.formatters import DisplayFormatter
 
-    from course_lib.labs import Wire
+    from course_lib.wire import Wire
     from course_lib.tooling.regen import normalise
-    from course_lib.widgets import WireViewer
+    from course_lib.wire_viewer import WireViewer
 
     wire = Wire()
     wire.record("→", '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}')

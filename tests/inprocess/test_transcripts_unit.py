@@ -180,7 +180,7 @@ def test_sanitizing_sets_aside_only_the_cursors_and_a_stopped_calls_length():
 def test_a_served_row_judged_on_another_reply_gets_another_verdict(exercise, row, old, new, said):
     """The negative control of a served row's recording: the reference's first reply frame of the row
     with one fact changed fails at the judge, as a wrong result."""
-    from course_lib.labs import Wire
+    from course_lib.wire import Wire
 
     judge = dotted(t.expected(exercise)["judge"])
     s, outcome = next((s, outcome) for s, outcome in t.rows(exercise, "reference") if s.name == row)

@@ -1,6 +1,8 @@
 """In-process: the checks of tests/stdio/test_widgets.py's subject that start no process."""
 import pytest
-from course_lib.widgets import PageStepper, ScenarioPicker, WireViewer
+from course_lib.page_stepper import PageStepper
+from course_lib.scenario_picker import ScenarioPicker
+from course_lib.wire_viewer import WireViewer
 
 pytestmark = pytest.mark.anyio
 

@@ -6,7 +6,7 @@ from mcp import MCPError
 
 from course_lib import CatalogError, connect, walk
 from course_lib.display import error_line
-from course_lib.widgets import StepWalk
+from course_lib.page_stepper import StepWalk
 
 pytestmark = pytest.mark.anyio
 

@@ -8,10 +8,13 @@ import json
 import anyio
 import pytest
 
-from course_lib.labs import Wire, pid_alive
+from course_lib.labs import pid_alive
+from course_lib.live_lab import LiveLab
+from course_lib.page_stepper import PageStepper
 from course_lib.paths import fixture
-from course_lib.widgets import (SCENARIOS, LiveLab, PageStepper, Scenario, ScenarioPicker, WireViewer,
-                                forged_cursor, run_scenario)
+from course_lib.scenario_picker import SCENARIOS, Scenario, ScenarioPicker, forged_cursor, run_scenario
+from course_lib.wire import Wire
+from course_lib.wire_viewer import WireViewer
 
 pytestmark = pytest.mark.anyio
 

@@ -33,10 +33,10 @@ def damaged_copy(root: Path) -> Path:
     shutil.copytree(ROOT / "course_lib", root / "course_lib", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("fixtures", "notebooks"):
         (root / name).symlink_to(ROOT / name, target_is_directory=True)
-    widgets = root / "course_lib" / "widgets.py"
-    source = widgets.read_text()
+    scheduler = root / "course_lib" / "live_lab.py"
+    source = scheduler.read_text()
     assert source.count(FIXED) == 1, "the damage no longer applies: update FIXED to the fix's line"
-    widgets.write_text(source.replace(FIXED, OLD_WAY))
+    scheduler.write_text(source.replace(FIXED, OLD_WAY))
     return root
 
 
