@@ -27,25 +27,18 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_lib.paths import NOTEBOOKS, ROOT
+from course_lib.paths import ROOT
 from course_lib.tooling.slides import CONTINUE, SLIDE, SUBSLIDE, heading_levels, on_slide, slide_type, trimmed
+from course_lib.tooling.presentation_timings import (CODE_CELL_MINUTES, WORDS_PER_MINUTE, cell_source,  # noqa: F401
+                                                     chapters, minutes)
 from course_lib.tooling.student_copy import SOLUTION, dropped, tags
 
 WIDTH = 100
 MAX_SLIDE_LINES = 40
 MAX_MINUTES = 40
-WORDS_PER_MINUTE = 130
-CODE_CELL_MINUTES = 1.5
+
 NEXT = re.compile(r"^\*\*Next:\*\*\s*\[[^\]]+\]\(([^)]+\.ipynb)\)")
 _HEADING = re.compile(r"^#{1,6}\s")
-
-
-def chapters(folder: Path = NOTEBOOKS) -> list[Path]:
-    return sorted(folder.glob("[0-9][0-9]_*.ipynb"))
-
-
-def _source(cell) -> str:
-    return cell.source if isinstance(cell.source, str) else "".join(cell.source)
 
 
 def _hidden(cell) -> bool:
@@ -74,7 +67,7 @@ def rendered_lines(cell) -> int:
     """How many lines a cell takes on a slide: its markdown or code source lines (a hidden
     source counts nothing) plus its stored output lines (of an exercise check or a reference table, what its slide shows),
     a line over ``WIDTH`` characters counting as two. Trailing blank lines count nothing."""
-    lines = [] if cell.cell_type == "code" and _hidden(cell) else _source(cell).rstrip().splitlines()
+    lines = [] if cell.cell_type == "code" and _hidden(cell) else cell_source(cell).rstrip().splitlines()
     if cell.cell_type == "code":
         shown = output_lines(cell)
         lines += on_slide(shown) if trimmed(cell) else shown
@@ -97,15 +90,6 @@ def slides_of(nb) -> list[list[int]]:
     return slides
 
 
-def minutes(nb) -> float:
-    """Presenting minutes: markdown words at ``WORDS_PER_MINUTE`` plus ``CODE_CELL_MINUTES`` for
-    each non-empty code cell; a solution cell (and the markdown that introduces it) counts nothing."""
-    cells = [c for c in nb.cells if SOLUTION not in tags(c)]
-    words = sum(len(_source(c).split()) for c in cells if c.cell_type == "markdown")
-    code = sum(c.cell_type == "code" and bool(_source(c).strip()) for c in cells)
-    return words / WORDS_PER_MINUTE + CODE_CELL_MINUTES * code
-
-
 def _first_line(text: str) -> str:
     return next((line for line in text.splitlines() if line.strip()), "")
 
@@ -115,7 +99,7 @@ def heading_problems(nb) -> list[str]:
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "markdown":
             continue
-        source = _source(cell)
+        source = cell_source(cell)
         opens = cell.metadata.get("slideshow", {}).get("slide_type") in (SLIDE, SUBSLIDE) or i == 0
         starts = bool(_HEADING.match(_first_line(source)))
         if opens and not starts:
@@ -134,7 +118,7 @@ def slide_problems(nb) -> list[str]:
     for cells in slides_of(nb):
         total = sum(rendered_lines(nb.cells[i]) for i in cells)
         if total > MAX_SLIDE_LINES:
-            title = _first_line(_source(nb.cells[cells[0]]))[:50]
+            title = _first_line(cell_source(nb.cells[cells[0]]))[:50]
             problems.append(f"slide at cell {cells[0]} ({title!r}) has {total} lines "
                             f"(cells {cells[0]}–{cells[-1]}; at most {MAX_SLIDE_LINES})")
     return problems
@@ -145,7 +129,7 @@ def width_problems(nb) -> list[str]:
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
-        code = [len(line) for line in _source(cell).splitlines() if len(line) > WIDTH]
+        code = [len(line) for line in cell_source(cell).splitlines() if len(line) > WIDTH]
         out = [len(line) for line in output_lines(cell) if len(line) > WIDTH]
         if code:
             problems.append(f"cell {i}: {len(code)} code line(s) over {WIDTH} characters (longest {max(code)})")
@@ -158,7 +142,7 @@ def next_link_problems(path: Path, nb, following: Path | None) -> list[str]:
     """The last cell must be markdown ending with a ``**Next:**`` link to the following chapter
     (the last chapter needs none; a link it has must lead to an existing notebook)."""
     last = nb.cells[-1] if nb.cells else None
-    text = _source(last).strip() if last is not None and last.cell_type == "markdown" else ""
+    text = cell_source(last).strip() if last is not None and last.cell_type == "markdown" else ""
     paragraph = " ".join(text.split("\n\n")[-1].split())  # the last paragraph, however it wraps
     match = NEXT.match(paragraph)
     if match is None:

@@ -12,8 +12,30 @@ import os
 import time
 from pathlib import Path
 
-from course_lib.paths import ROOT
-from course_lib.tooling.student_copy import dropped
+from course_lib.paths import NOTEBOOKS, ROOT
+from course_lib.tooling.student_copy import SOLUTION, dropped, tags
+
+
+WORDS_PER_MINUTE = 130
+CODE_CELL_MINUTES = 1.5
+
+
+def chapters(folder: Path = NOTEBOOKS) -> list[Path]:
+    return sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+
+
+def cell_source(cell) -> str:
+    return cell.source if isinstance(cell.source, str) else "".join(cell.source)
+
+
+def minutes(nb) -> float:
+    """Presenting minutes: markdown words at ``WORDS_PER_MINUTE`` plus ``CODE_CELL_MINUTES`` for
+    each non-empty code cell; a solution cell (and the markdown that introduces it) counts nothing."""
+    cells = [c for c in nb.cells if SOLUTION not in tags(c)]
+    words = sum(len(cell_source(c).split()) for c in cells if c.cell_type == "markdown")
+    code = sum(c.cell_type == "code" and bool(cell_source(c).strip()) for c in cells)
+    return words / WORDS_PER_MINUTE + CODE_CELL_MINUTES * code
+
 
 TIMINGS = ROOT / "docs" / "timings.json"
 SLOW_CELL = 10  # seconds: a cell this slow is run before class (its outputs are then ready)

@@ -1,7 +1,7 @@
 """The one-day and two-day tracks: ``python -m course_lib.tooling.presentation --write-tracks``.
 
 Two tracks, from three figures per chapter: presenting minutes (the estimate of
-:func:`course_lib.tooling.presentation.minutes`), exercise minutes (``fixtures/presentation/plan.json``:
+:func:`course_lib.tooling.presentation_timings.minutes`), exercise minutes (``fixtures/presentation/plan.json``:
 an estimate per exercise, keyed by the student's function its exercise cell defines) and the MEASURED
 run time (``docs/timings.json``, written by :mod:`course_lib.tooling.presentation_timings`). Their sum
 is a chapter's content minutes.
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_lib.paths import NOTEBOOKS, ROOT
-from course_lib.tooling.presentation import CODE_CELL_MINUTES, WORDS_PER_MINUTE, chapters, minutes
-from course_lib.tooling.presentation_timings import SLOW_CELL, timings
+from course_lib.tooling.presentation_timings import (CODE_CELL_MINUTES, SLOW_CELL, WORDS_PER_MINUTE, chapters,
+                                                     minutes, timings)
 
 PLAN = ROOT / "fixtures" / "presentation" / "plan.json"
 TRACKS_PAGE = ROOT / "docs" / "tracks.md"
