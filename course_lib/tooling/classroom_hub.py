@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from course_lib.paths import ROOT
-from course_lib.tooling.classroom import (COPY, FIRST, GECOS, NAME, ClassroomError, class_progress, ensure_user,
+from course_lib.tooling.classroom_accounts import (COPY, FIRST, GECOS, NAME, ClassroomError, class_progress, ensure_user,
                                           prepare_copy, read_roster, require_platform)
 from course_lib.tooling.classroom_install import VENV, readable_by_all, student_environment
 

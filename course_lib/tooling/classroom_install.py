@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from course_lib.paths import ROOT
-from course_lib.tooling.classroom import ClassroomError, require_platform
+from course_lib.tooling.classroom_accounts import ClassroomError, require_platform
 
 VENV = ROOT / ".venv-classroom"
 

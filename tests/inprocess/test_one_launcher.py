@@ -26,7 +26,7 @@ ALLOWED = {
     "tooling/mutants.py": "tooling (pytest on a mutated copy of the package)",
     "tooling/lab_server.py": "tooling (JupyterLab for the browser check)",
     "tooling/slides_check.py": "tooling (Chromium, through Playwright)",
-    "tooling/classroom.py": "the class's accounts (useradd, userdel): subprocess.run only",
+    "tooling/classroom_accounts.py": "the class's accounts (useradd, userdel): subprocess.run only",
     "tooling/classroom_hub.py": "tooling (the hub under its supervisor)",
     "tooling/classroom_install.py": "building .venv-classroom (set-up): subprocess.run only",
     "tooling/classroom_bench.py": "tooling (one hub per class size for the capacity bench)",

@@ -7,6 +7,7 @@ import re
 import nbformat
 import pytest
 
+from course_lib.paths import NOTEBOOKS
 from course_lib.tooling import presentation as P
 from course_lib.tooling import presentation_timings as timings
 from course_lib.tooling import presentation_tracks as T
@@ -152,7 +153,7 @@ def test_the_plan_lists_every_chapter_once_in_order_with_its_exercise():
     entries = T.plan()["chapters"]
     assert [e["stem"] for e in entries] == [p.stem for p in CHAPTERS]
     for entry in entries:
-        nb = read(P.NOTEBOOKS / f"{entry['stem']}.ipynb")
+        nb = read(NOTEBOOKS / f"{entry['stem']}.ipynb")
         tasks = [c for c in nb.cells if "exercise" in tags(c)]
         planned = entry.get("exercises", [])
         assert len(planned) == len(tasks), entry["stem"]
