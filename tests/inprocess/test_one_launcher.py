@@ -13,7 +13,8 @@ STARTS = {"Popen", "run", "run_process", "open_process", "create_subprocess_exec
           "fork", "launch", "spawn"}
 ALLOWED = {
     "_runtime/process.py": "the launcher itself (spawn, launch, started_server)",
-    "_runtime/fastlaunch.py": "the fork server, and the forks it makes",
+    "_runtime/fastlaunch.py": "the fork server",
+    "_runtime/forkserver.py": "the forks the fork server makes",
     "servers/hostile.py": "the hostile server's helper, which must escape its lab on purpose",
     "chapters/peer_tap.py": "a standard-library relay inside a peer run's process group",
     "chapters/peers_env.py": "npm ci and node --version (set-up): subprocess.run only",

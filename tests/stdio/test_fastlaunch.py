@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from course_lib import ServerCrashed, connect, walk
-from course_lib._runtime import fastlaunch
+from course_lib._runtime import fastlaunch, forkserver
 from course_lib.chapters import course_copy
 from course_lib.labs import pid_alive as alive
 from course_lib.paths import ROOT
@@ -214,13 +214,13 @@ async def test_a_dead_fork_server_is_started_again_once(fresh_fork_server):
 async def test_a_failed_spawn_is_retried_once_with_one_warning(fresh_fork_server, monkeypatch):
     """The fork server gets a request it cannot read (every other one): it forks nothing, stays
     up, and the retry forks the server. The warning is given once per process."""
-    encode, sent = fastlaunch._encode, []
+    encode, sent = forkserver._encode, []
 
     def garble_every_other(request: dict) -> bytes:
         sent.append(request)
         return b"{not json" if len(sent) % 2 else encode(request)
 
-    monkeypatch.setattr(fastlaunch, "_encode", garble_every_other)
+    monkeypatch.setattr(forkserver, "_encode", garble_every_other)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         labs = []
