@@ -34,7 +34,7 @@ try:
 except ImportError:  # the fallback: cold starts, whose command line is their own
     setproctitle = None
 
-from course_lib._runtime.forkserver import optimized, send
+from course_lib._runtime.forkserver import optimized, send, serve  # noqa: F401 (serve: _BOOT runs it)
 from course_lib._runtime.portable import pid_alive
 from course_lib.paths import ROOT
 
@@ -42,7 +42,7 @@ SWITCH = "COURSE_FAST_LAUNCH"  # "0" turns the fast path off: every server start
 READY_TIMEOUT = 30.0  # for a pid: the first lab waits for the fork server's own imports
 STATUS_LOST = -255  # return code of a lab whose fork server died before reporting one
 STARTS = 2  # fork servers per process: the first and one restart
-_BOOT = ("import sys; from course_lib._runtime.forkserver import serve; "
+_BOOT = ("import sys; from course_lib._runtime.fastlaunch import serve; "  # a sweep spares "fastlaunch" (runner)
          "serve(int(sys.argv[1]), int(sys.argv[2]))")
 # The fork server's last argument: what it is in ``ps``, and room for its children's titles.
 _NAME = "course_lib fork server: each lab server it forks shows its own command line" + " " * 64
