@@ -34,7 +34,7 @@ try:
 except ImportError:  # the fallback: cold starts, whose command line is their own
     setproctitle = None
 
-from course_lib._runtime.forkserver import optimized, send, serve  # noqa: F401 (serve: _BOOT runs it)
+from course_lib._runtime.forkserver import NAME, optimized, send
 from course_lib._runtime.portable import pid_alive
 from course_lib.paths import ROOT
 
@@ -42,10 +42,8 @@ SWITCH = "COURSE_FAST_LAUNCH"  # "0" turns the fast path off: every server start
 READY_TIMEOUT = 30.0  # for a pid: the first lab waits for the fork server's own imports
 STATUS_LOST = -255  # return code of a lab whose fork server died before reporting one
 STARTS = 2  # fork servers per process: the first and one restart
-_BOOT = ("import sys; from course_lib._runtime.fastlaunch import serve; "  # a sweep spares "fastlaunch" (runner)
+_BOOT = ("import sys; from course_lib._runtime.forkserver import serve; "
          "serve(int(sys.argv[1]), int(sys.argv[2]))")
-# The fork server's last argument: what it is in ``ps``, and room for its children's titles.
-_NAME = "course_lib fork server: each lab server it forks shows its own command line" + " " * 64
 
 
 def _fixed(env: dict[str, str]) -> dict[str, str]:
@@ -164,7 +162,7 @@ class _ForkServer:
         with theirs, listener:  # stdin/stdout are pipes, as a lab's are: the children's sys.stdin/stdout suit them
             # SPT_NOENV: a title is written over the command line only, never over the environment
             self.proc = subprocess.Popen([sys.executable, *(["-O"] if optimize else []), "-c", _BOOT, str(theirs.fileno()),
-                                          str(listener.fileno() if self.address else -1), _NAME],
+                                          str(listener.fileno() if self.address else -1), NAME],
                                          env={**env, "SPT_NOENV": "1"}, cwd=ROOT,
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                          pass_fds=passed, start_new_session=True)

@@ -43,6 +43,15 @@ except ImportError:  # fastlaunch then starts every server cold and never starts
     setproctitle = None
 
 
+# The fork server's last argument: what it is in ``ps``, and room for its children's titles.
+NAME = "course_lib fork server: each lab server it forks shows its own command line" + " " * 64
+
+
+def is_fork_server(cmdline: list[str]) -> bool:
+    """Whether a process's command line (psutil's ``cmdline``) is a fork server's: it names itself ``NAME``."""
+    return NAME.strip() in " ".join(cmdline)
+
+
 def optimized(argv) -> bool:
     """Whether ``argv`` runs ``python -O`` (its fork server is another one: ``-O`` is fixed at start)."""
     return list(argv[1:2]) == ["-O"]

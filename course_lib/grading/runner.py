@@ -18,6 +18,7 @@ from typing import Any, Awaitable, Callable
 import psutil
 
 from course_lib._runtime import interrupts
+from course_lib._runtime.forkserver import is_fork_server
 from course_lib.audit.session import ProbeFailed
 from course_lib.errors import CourseError
 from course_lib.grading import outcome as o
@@ -87,7 +88,7 @@ def lab_servers() -> set[int]:
     found = set()
     for proc in psutil.Process().children(recursive=True):
         with suppress(psutil.Error):
-            if proc.environ().get("COURSE_LAB_SERVER") == "1" and "fastlaunch" not in " ".join(proc.cmdline()):
+            if proc.environ().get("COURSE_LAB_SERVER") == "1" and not is_fork_server(proc.cmdline()):
                 found.add(proc.pid)
     return found
 
