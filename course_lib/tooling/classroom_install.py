@@ -135,9 +135,9 @@ def install(wait: float | None = None) -> None:
     JupyterHub's single-user server, and copies of the SDK 1.29.0 and chapter 07 interpreters in
     it (``PEER_VENVS``): the set-up's own packages copied when that interpreter has the set-up's
     Python version (:func:`copy_venv`), else installed by pip from the same pins; idempotent, and
-    nothing is done again while the pins are unchanged. One
-    install at a time: a second caller (the classroom's test while CI installs beside the suite)
-    waits for the first (at most ``wait`` seconds, when given), then finds it done."""
+    nothing is done again while the pins are unchanged. One install at a time: a second caller (the
+    classroom's test while ``make classroom-install`` runs) waits for the first (at most ``wait``
+    seconds, when given), then finds it done."""
     require_platform()
     with open(ROOT / ".venv-classroom.lock", "w") as lock:
         take_lock(lock, wait)  # released when the file closes

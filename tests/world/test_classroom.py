@@ -132,7 +132,7 @@ async def _class(hub: str, students: list[str], instructor: str, secret: dict) -
 
 @needs_a_class_machine
 def test_two_students_at_once_each_in_their_own_copy_and_the_instructor_sees_both(tmp_path):
-    # .venv-classroom: built once, then reused while the pins are unchanged (CI builds it beside the suite)
+    # .venv-classroom: built once, then reused while the pins are unchanged (CI builds it before the suite)
     classroom_install.install(wait=INSTALL_WAIT)
     tag = secrets.token_hex(3)
     students, instructor = [f"mcpt{tag}a", f"mcpt{tag}b"], f"mcpt{tag}t"
