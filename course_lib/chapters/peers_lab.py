@@ -198,7 +198,7 @@ async def probe_cursor(server: str, cursor: str) -> str:
 def main(argv: list[str]) -> int:
     from course_lib.chapters.servers_env import set_up_main
 
-    return set_up_main(argv, lambda: (node_home(), install()), check, PeersMissing, "course_lib.chapters.peers_lab")
+    return set_up_main(argv, install, check, PeersMissing, "course_lib.chapters.peers_lab")
 
 
 if __name__ == "__main__":
