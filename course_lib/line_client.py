@@ -35,83 +35,31 @@ It is a sequential fixture client, not a general MCP client: no batches, integer
 The process is started by the course's one lifecycle, ``started_server`` (explicit environment
 plus ``env``, ``cwd``, own process group, and the same stop: the group, then a sweep of whatever
 left it, in ``swept``); a course server (``for_server``) is first waited for with ``wait_ready``.
+
+This module is the session: the process, the handshake and the exit checks. The checks of one
+reply line and of the SDK are in ``course_lib.line_checks``, the lines on the pipe and the wait
+for the reply in ``course_lib.line_frames``; their names stay importable from here.
 """
 from __future__ import annotations
 
-import json
 import signal
-import sys
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 from typing import Callable, Sequence
 
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from course_lib.errors import CheckFailed, CourseError
+from course_lib.errors import CourseError
+from course_lib.line_checks import (CHECKS, PINNED_SDK, WireError, asserts_active, check_reply,  # noqa: F401
+                                    check_sdk, python_argv, require)
+from course_lib.line_frames import (CLIENT_INFO, MAX_LINE, NOISE_POLICIES, SERVER_MESSAGE_POLICIES,  # noqa: F401
+                                    Exchange, LineFrames)
 from course_lib._runtime.process import (STDERR_LOG, ServerProcess, course_server_argv, read_rest,
                                          started_server, wait_ready)
-from course_lib.protocol import (BOTH_ERAS, LEGACY, LEGACY_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO,
-                                 META_PROTOCOL_VERSION, MODERN_VERSION)
+from course_lib.protocol import BOTH_ERAS, LEGACY, LEGACY_VERSION, MODERN_VERSION
 
-PINNED_SDK = "2.3.0"
-CLIENT_INFO = {"name": "course-strict-client", "version": "1.0"}
-MAX_LINE = 4 * 1024 * 1024
-
-CHECKS = ("sdk_version", "reply_timeout", "stdout_noise", "response_object", "jsonrpc_version",
-          "id_type", "id_match", "result_xor_error", "server_exit", "trailing_stdout", "stderr_empty",
-          "frame_size")
 STDERR_POLICIES = ("fail", "info")
-NOISE_POLICIES = ("fail", "skip")
-SERVER_MESSAGE_POLICIES = ("record", "judge")
-
-
-class WireError(CheckFailed):
-    """A strict-client check failed; ``check`` is its name (one of ``CHECKS``)."""
-
-    CHECKS = CHECKS
-
-
-require = WireError.require  # an explicit check: unlike ``assert``, it is still there under ``python -O``
-
-
-def check_sdk(required: str = PINNED_SDK) -> str:
-    """Stop unless the installed ``mcp`` is ``required``. Returns the installed version."""
-    try:
-        installed = version("mcp")
-    except PackageNotFoundError:
-        installed = None
-    require(installed == required, "sdk_version",
-            f"installed mcp is {installed}, these expectations were written for mcp {required}",
-            installed=installed, required=required)
-    return installed
-
-
-def check_reply(line: bytes, request_id: int) -> dict:
-    """All envelope checks of one reply line, in order; returns the reply object."""
-    try:
-        reply = json.loads(line)
-    except ValueError:
-        raise WireError("stdout_noise", f"reply to request {request_id} is not JSON: "
-                        f"{line[:60].decode('utf-8', 'replace')!r}",
-                        request_id=request_id) from None
-    require(isinstance(reply, dict), "response_object",
-            f"reply to request {request_id} is a JSON {type(reply).__name__}, not an object",
-            request_id=request_id)
-    require(reply.get("jsonrpc") == "2.0", "jsonrpc_version",
-            f"reply to request {request_id} has jsonrpc={reply.get('jsonrpc')!r}, not '2.0'",
-            request_id=request_id)
-    require(type(reply.get("id")) is int, "id_type",
-            f"reply to request {request_id} has id {reply.get('id')!r} of type "
-            f"{type(reply.get('id')).__name__}, not int", request_id=request_id)
-    require(reply["id"] == request_id, "id_match",
-            f"reply has id {reply['id']}, the request had id {request_id}", request_id=request_id)
-    require(("result" in reply) != ("error" in reply), "result_xor_error",
-            f"reply to request {request_id} has " +
-            ("both result and error" if "result" in reply else "neither result nor error"),
-            request_id=request_id)
-    return reply
 
 
 @dataclass
@@ -130,15 +78,7 @@ class ExitReport:
 
 
 @dataclass
-class Exchange:
-    """One request (or notification) and its reply, as they crossed the pipe."""
-
-    request: dict
-    reply: dict | None = None
-
-
-@dataclass
-class LineClient:
+class LineClient(LineFrames):
     """``async with LineClient(argv) as wire:`` then ``await wire.request(method, params)``."""
 
     argv: Sequence[str]
@@ -241,102 +181,6 @@ class LineClient:
         await self.notify("notifications/initialized")
         return init
 
-    def _envelope(self, params: dict | None) -> dict | None:
-        if self.era == LEGACY:
-            return params
-        meta = {META_PROTOCOL_VERSION: MODERN_VERSION, META_CLIENT_CAPABILITIES: {}, META_CLIENT_INFO: CLIENT_INFO}
-        return {**(params or {}), "_meta": meta}
-
-    async def _send(self, message: dict) -> None:
-        self.exchanges.append(Exchange(message))
-        try:
-            await self._process.stdin.send((json.dumps(message) + "\n").encode())
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):  # an exit: its stdout judges it
-            if not await self._reaped():  # (as when the line still fitted in the pipe: a matter of timing)
-                raise WireError("server_exit", f"the server stopped reading before {message.get('method')} "
-                                "(still running)") from None
-
-    async def _reaped(self) -> bool:
-        with anyio.CancelScope(shield=True):  # the exit code within the reply budget, whatever cancels around
-            return await self._process.wait_exit(self.reply_timeout)
-
-    async def notify(self, method: str, params: dict | None = None) -> None:
-        message = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        await self._send(message)
-
-    async def request(self, method: str, params: dict | None = None) -> dict:
-        """Send one request and return its checked reply (``result`` or ``error`` inside)."""
-        self._next_id += 1
-        request_id = self._next_id
-        message = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        params = params if method == "initialize" else self._envelope(params)
-        if params is not None:
-            message["params"] = params
-        await self._send(message)
-        with anyio.move_on_after(self.reply_timeout):
-            while True:
-                line = await self._read_line(request_id, method)
-                if await self._server_message(line):
-                    continue
-                reply = self.checker(line, request_id)
-                self.replies_checked += 1
-                self.exchanges[-1].reply = reply
-                return reply
-        raise WireError("reply_timeout", f"no reply to request {request_id} ({method}) within "
-                        f"{self.reply_timeout:g} s", request_id=request_id)
-
-    async def _read_line(self, request_id: int, method: str) -> bytes:
-        line, problem = None, "closed"  # no line: the server exited, and a helper may hold stdout open
-        async with anyio.create_task_group() as group:
-            group.start_soon(self._exit_watch, group.cancel_scope)
-            try:
-                line = await self._stdout.receive_until(b"\n", self.max_line)
-            except (anyio.EndOfStream, anyio.IncompleteRead):
-                pass
-            except anyio.DelimiterNotFound:
-                problem = "too large"
-            group.cancel_scope.cancel()
-        if line is None and problem == "closed":  # its exit code, once known, says how it ended
-            await self._reaped()
-            raise WireError("reply_timeout", f"the server closed stdout before replying to request "
-                            f"{request_id} ({method})", request_id=request_id, returncode=self._process.returncode)
-        if line is None:
-            raise WireError("frame_size", f"a line from the server passed {self.max_line} bytes while "
-                            f"waiting for the reply to request {request_id} ({method})",
-                            request_id=request_id, limit=self.max_line)
-        self.largest_line = max(self.largest_line, len(line))
-        return line
-
-    async def _exit_watch(self, scope: anyio.CancelScope) -> None:
-        while self._process.returncode is None:
-            await anyio.sleep(0.05)
-        await anyio.sleep(0.2)  # what it wrote before exiting is still read
-        scope.cancel()
-
-    async def _server_message(self, line: bytes) -> bool:
-        """Record what the server sent on its own (and answer its requests); True if it was that."""
-        try:
-            message = json.loads(line)
-        except ValueError:
-            if self.noise == "skip" and not line.lstrip().startswith((b"{", b"[")):  # a broken frame is judged
-                self.noise_lines.append(line)
-                return True
-            return False  # the checker names it: stdout_noise
-        if not isinstance(message, dict) or "method" not in message or self.server_messages == "judge":
-            return False  # a reply (or something the checker rejects)
-        self.received.append(message)
-        if "id" in message:  # a server request: answered, so a server that waits for it goes on
-            answer = ({"result": {}} if message["method"] == "ping" else
-                      {"error": {"code": -32601, "message": "this client does not handle server requests"}})
-            try:
-                await self._process.stdin.send((json.dumps({"jsonrpc": "2.0", "id": message["id"], **answer})
-                                                + "\n").encode())
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                pass  # the server is gone; the wait for the reply says so
-        return True
-
     async def result(self, method: str, params: dict | None = None) -> dict:
         """``request`` for a call that must succeed: returns the ``result`` object."""
         reply = await self.request(method, params)
@@ -383,21 +227,6 @@ class LineClient:
             require(report.stderr == "" or self.stderr == "info", "stderr_empty",
                     f"the server wrote to stderr: {report.stderr.strip()[:80]!r}")
         return report
-
-
-def python_argv(*args: str, optimize: bool | None = None) -> list[str]:
-    """``[sys.executable, (-O), *args]``; by default the child inherits this process's ``-O``."""
-    optimize = bool(sys.flags.optimize) if optimize is None else optimize
-    return [sys.executable, *(["-O"] if optimize else []), *args]
-
-
-def asserts_active() -> bool:
-    """False when this interpreter runs with ``-O`` (``assert`` statements are compiled away)."""
-    try:
-        assert False  # noqa: B011 - the point is to see whether it is there at all
-    except AssertionError:
-        return True
-    return False
 
 
 __all__ = ["CHECKS", "ExitReport", "Exchange", "LineClient", "PINNED_SDK", "WireError", "asserts_active",

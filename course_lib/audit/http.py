@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 import anyio
 import httpx
 
-from course_lib.line_client import CHECKS, CLIENT_INFO, MAX_LINE, Exchange, WireError, check_reply
+from course_lib.line_checks import CHECKS, WireError, check_reply
+from course_lib.line_frames import CLIENT_INFO, MAX_LINE, Exchange
 from course_lib.protocol import LEGACY, LEGACY_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, \
     META_PROTOCOL_VERSION, MODERN_VERSION
 

@@ -19,7 +19,8 @@ import anyio
 from course_lib._runtime.process import this_interpreter
 from course_lib.audit.http import HttpClient
 from course_lib.errors import CourseError
-from course_lib.line_client import LineClient, WireError
+from course_lib.line_checks import WireError
+from course_lib.line_client import LineClient
 
 # Checks of the strict client that judge a reply's envelope (the others judge the process).
 ENVELOPE_CHECKS = ("stdout_noise", "response_object", "jsonrpc_version", "id_type", "id_match",

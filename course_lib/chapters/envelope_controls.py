@@ -23,7 +23,8 @@ import anyio
 from course_lib.errors import CheckFailed, CourseError
 from course_lib._runtime.process import STDERR_LOG, started_server
 from course_lib.paths import ROOT, fixture
-from course_lib.line_client import CHECKS, LineClient, asserts_active, check_reply, python_argv
+from course_lib.line_checks import CHECKS, asserts_active, check_reply, python_argv
+from course_lib.line_client import LineClient
 from course_lib.protocol import INTERNAL_ERROR, LEGACY, LEGACY_VERSION
 
 STANDIN = Path(__file__).parents[1] / "servers" / "_standin.py"

@@ -25,7 +25,8 @@ from course_lib.grading.battery import Scenario
 from course_lib.grading.child import SourceError, child_argv, load, write_module
 from course_lib.grading.runner import exercise, record, run
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
-from course_lib.line_client import LineClient, asserts_active, python_argv
+from course_lib.line_checks import asserts_active, python_argv
+from course_lib.line_client import LineClient
 from course_lib.scenarios import for_each
 
 BATTERY = "envelope"

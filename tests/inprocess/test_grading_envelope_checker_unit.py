@@ -59,7 +59,7 @@ def crashes_on_a_notification(line, request_id):
 
 def test_the_module_carries_what_the_checker_uses():
     source = module_source(crashes_on_a_notification)
-    assert "import json as json" in source and "course_lib.line_client" in source
+    assert "import json as json" in source and "course_lib.line_checks" in source
     assert "def crashes_on_a_notification" in source and "def checked_by_hand" in source
 
 
