@@ -41,7 +41,8 @@ class Run:
     frames: list = field(default_factory=list, repr=False)
 
 
-def _parse(stdout: str, stderr: str, kind: str) -> tuple:
+def parse_output(stdout: str, stderr: str, kind: str) -> tuple:
+    """What a client printed, read as ``(items, error, whether it showed a next cursor)``."""
     text = stdout.strip()
     start = text.find("{")
     try:
@@ -125,7 +126,7 @@ async def run(peer: Peer, server: str = "catalog", mode: str | None = None, era:
         out, err, timed_out = await group_run(peer.argv(kind, era, tapped_argv(log, server, mode, fixture)),
                                                CLIENTS_DIR, timeout)
         frames = tap_frames(log)
-    items, error, shown = _parse(out, err, kind)
+    items, error, shown = parse_output(out, err, kind)
     lists = [f for f in frames if str(f.get("method")).endswith("/list")]
     error = "timed out" if timed_out else error
     return Run(items=None if timed_out else items, error=error,

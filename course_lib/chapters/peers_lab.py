@@ -14,8 +14,9 @@ import asyncio
 import sys
 from pathlib import Path
 
-from course_lib.chapters.peer_runs import (CAP, RUN_TIMEOUT, TAP, WALKER_REASONS, Run, _parse, group_run,  # noqa: F401
-                                           reason, run, server_argv, tap_frames, tap_verdict, tapped_argv, verdict)
+from course_lib.chapters.peer_runs import (CAP, RUN_TIMEOUT, TAP, WALKER_REASONS, Run, group_run,  # noqa: F401
+                                           parse_output, reason, run, server_argv, tap_frames, tap_verdict,
+                                           tapped_argv, verdict)
 from course_lib.chapters.peers_env import (CLASSROOM_DIR, CLIENTS_DIR, ERA_NAMES, EVERYTHING, GUARDED,  # noqa: F401
                                            INSTALL, MODULES, NODE_WHEEL, PEERS, PEERS_DIR, SLIDES_DIR, Peer,
                                            PeersMissing, check, everything_argv, install, installed, node,

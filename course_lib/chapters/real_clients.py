@@ -14,7 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from course_lib.chapters import peers_lab
+from course_lib.chapters import peer_runs
+from course_lib.chapters.peers_lab import QUESTIONS
 from course_lib.chapters.servers_env import SERVERS_ENV
 from course_lib.paths import PACKAGE
 
@@ -22,7 +23,7 @@ CLIENT = PACKAGE / "chapters" / "real_peers" / "fastmcp_client.py"
 CAP = 300
 # No phone-home: FastMCP's banner would ask the package registry for a newer version.
 QUIET = {"FASTMCP_CHECK_FOR_UPDATES": "off", "FASTMCP_SHOW_SERVER_BANNER": "false"}
-COLUMNS = [c for _, cs in peers_lab.QUESTIONS.values() for c in cs]
+COLUMNS = [c for _, cs in QUESTIONS.values() for c in cs]
 
 
 def label() -> str:
@@ -32,19 +33,19 @@ def label() -> str:
 def _tapped(log: Path, column: str) -> dict:
     server, mode = ("atlas", None) if column == "atlas" else ("catalog", column)
     return {"kind": "resources" if server == "atlas" else "tools",
-            "server": peers_lab.tapped_argv(log, server, mode, cap=CAP)}
+            "server": peer_runs.tapped_argv(log, server, mode, cap=CAP)}
 
 
-async def measure(columns: list[str] = COLUMNS) -> dict[str, peers_lab.Run]:
+async def measure(columns: list[str] = COLUMNS) -> dict[str, peer_runs.Run]:
     """FastMCP's ``Client`` lists each column (a catalog mode, or the atlas) through its own tap:
     one client process (FastMCP is imported once), one connection and server per column."""
     with tempfile.TemporaryDirectory(prefix="course-fastmcp-") as tmp:
         logs = [Path(tmp) / f"tap-{n}.jsonl" for n in range(len(columns))]
         jobs = [_tapped(log, column) for log, column in zip(logs, columns)]
-        out, err, timed_out = await peers_lab.group_run([str(SERVERS_ENV.python()), str(CLIENT)],
-                                                        Path(tmp), peers_lab.RUN_TIMEOUT, QUIET,
+        out, err, timed_out = await peer_runs.group_run([str(SERVERS_ENV.python()), str(CLIENT)],
+                                                        Path(tmp), peer_runs.RUN_TIMEOUT, QUIET,
                                                         stdin=json.dumps(jobs).encode())
-        frames = [peers_lab.tap_frames(log) for log in logs]
+        frames = [peer_runs.tap_frames(log) for log in logs]
     try:
         answers = json.loads(out[out.find("["):])
     except ValueError:
@@ -54,18 +55,18 @@ async def measure(columns: list[str] = COLUMNS) -> dict[str, peers_lab.Run]:
             for column, answer, tap, job in zip(columns, answers, frames, jobs)}
 
 
-def _run(answer: dict, frames: list[dict], kind: str) -> peers_lab.Run:
-    items, error, _ = peers_lab._parse(json.dumps(answer), "", kind)
-    return peers_lab.Run(items=items, error=error, reason=None if error is None else peers_lab.reason(error),
+def _run(answer: dict, frames: list[dict], kind: str) -> peer_runs.Run:
+    items, error, _ = peer_runs.parse_output(json.dumps(answer), "", kind)
+    return peer_runs.Run(items=items, error=error, reason=None if error is None else peer_runs.reason(error),
                          lists=sum(str(f.get("method")).endswith("/list") for f in frames),
                          cut=any("cut" in f for f in frames), timed_out=error == "timed out",
                          versions=tuple(sorted({f["version"] for f in frames if f.get("version")})),
                          warnings=tuple(answer.get("warnings", ())), frames=frames)
 
 
-def cell(run: peers_lab.Run) -> str:
+def cell(run: peer_runs.Run) -> str:
     """The peers' verdict, with ``+warning`` where FastMCP only logged what went wrong."""
-    return peers_lab.verdict(run) + (" +warning" if run.warnings and run.error is None else "")
+    return peer_runs.verdict(run) + (" +warning" if run.warnings and run.error is None else "")
 
 
 # -- the three questions, across the Python clients -----------------------------------------

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from course_lib.chapters import peers_lab
+from course_lib.chapters import peers_env
 from course_lib.chapters.servers_env import SERVERS_ENV
 from course_lib.paths import PACKAGE
 
@@ -45,7 +45,7 @@ class RealServer:
     def version(self) -> str:
         if self.registry == "pypi":
             return SERVERS_ENV.pins()[self.package]
-        return peers_lab.pins()[self.package]
+        return peers_env.pins()[self.package]
 
     @property
     def label(self) -> str:
@@ -60,7 +60,7 @@ SERVERS = (
     RealServer("fastmcp-paged", "fastmcp", "pypi", f"list_page_size={PAGE_SIZE}"),
     RealServer("filesystem", "@modelcontextprotocol/server-filesystem", "npm", "a temporary folder"),
     RealServer("memory", "@modelcontextprotocol/server-memory", "npm", "a temporary memory file"),
-    RealServer("everything", peers_lab.EVERYTHING, "npm", "stdio"),
+    RealServer("everything", peers_env.EVERYTHING, "npm", "stdio"),
 )
 BY_NAME = {s.name: s for s in SERVERS}
 
@@ -74,7 +74,7 @@ class Launch:
 
 
 def _npm_script(package: str) -> str:
-    return str(peers_lab.MODULES / package / "dist" / "index.js")
+    return str(peers_env.MODULES / package / "dist" / "index.js")
 
 
 def _git_repository(folder: Path) -> Path:
@@ -106,10 +106,10 @@ def _argv(server: RealServer, folder: Path) -> tuple[list[str], dict[str, str]]:
         root = folder / "files"
         root.mkdir()
         (root / "hello.txt").write_text("hello\n")
-        return [peers_lab.node(), _npm_script(server.package), str(root)], {}
+        return [peers_env.node(), _npm_script(server.package), str(root)], {}
     if server.name == "memory":
-        return [peers_lab.node(), _npm_script(server.package)], {"MEMORY_FILE_PATH": str(folder / "memory.jsonl")}
-    return peers_lab.everything_argv(), {}
+        return [peers_env.node(), _npm_script(server.package)], {"MEMORY_FILE_PATH": str(folder / "memory.jsonl")}
+    return peers_env.everything_argv(), {}
 
 
 @contextmanager
@@ -125,7 +125,7 @@ def prepared(name: str) -> Iterator[Launch]:
         home.mkdir()
         env = {**NO_NETWORK, "HOME": str(home), **extra}
         if BY_NAME[name].registry == "npm":
-            env["PATH"] = f"{peers_lab.node_home() / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
+            env["PATH"] = f"{peers_env.node_home() / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
         yield Launch(argv, env, str(folder))
 
 
@@ -134,7 +134,7 @@ def versions() -> list[tuple[str, str, str, str]]:
     from course_lib.chapters import servers_env
 
     found = servers_env.check()
-    found.update({name: version for name, version in peers_lab.check().items()})
+    found.update({name: version for name, version in peers_env.check().items()})
     rows = []
     for server in SERVERS:
         if found.get(server.package) != server.version:

@@ -2,7 +2,7 @@
 makes of two catalog modes the chapter's tables leave out, judged against the clients, run live.
 
 The battery's rows are the clients, its ``eras`` the modes. Every client runs once per mode behind chapter 07's
-tap; each predicted cell is compared with the cell ``peers_lab.verdict`` writes. A wrong cell is told by its kind
+tap; each predicted cell is compared with the cell ``peer_runs.verdict`` writes. A wrong cell is told by its kind
 and a hint naming the section, never the measured cell. A function that returns no dict starts no client."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mcp.types import PaginatedRequestParams
 
-from course_lib.chapters import peers_lab, real_clients
+from course_lib.chapters import peer_runs, peers_env, peers_lab, real_clients
 from course_lib.errors import unwrap
 from course_lib.grading import outcome as o
 from course_lib.grading.budget import observe
@@ -23,8 +23,8 @@ from course_lib.labs import connect
 from course_lib.scenarios import for_each
 
 BATTERY = "prediction"
-PEERS = {p.short: p for p in peers_lab.PEERS}  # each in its first era: legacy
-# A cell of the tables (``peers_lab.verdict``), read into its parts: what the client did, then those of it.
+PEERS = {p.short: p for p in peers_env.PEERS}  # each in its first era: legacy
+# A cell of the tables (``peer_runs.verdict``), read into its parts: what the client did, then those of it.
 CELL = re.compile(r"(?P<refused>refused) (?P<reason>[^()]+) \((?P<lists>\d+)\)|cut at (?P<cut>\d+) requests"
                   r"|no answer in (?P<silent>\d+) s"
                   r"|(?P<items>[^()]+) \((?P<listed>\d+)\)(?: \+(?P<mark>cursor|warning))?")
@@ -48,7 +48,7 @@ async def plain_loop(mode: str, budget: float) -> str:
     with tempfile.TemporaryDirectory(prefix="course-loop-") as tmp:
         log, names, error, cursor = Path(tmp) / "tap.jsonl", [], None, None
         try:
-            async with connect(peers_lab.tapped_argv(log, "catalog", mode), request_timeout=budget) as lab:
+            async with connect(peer_runs.tapped_argv(log, "catalog", mode), request_timeout=budget) as lab:
                 while True:
                     params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
                     page = await lab.session.list_tools(params=params)
@@ -57,7 +57,7 @@ async def plain_loop(mode: str, budget: float) -> str:
                         break
         except Exception as exc:  # the server's MCPError, or the tap's cut ending the lab
             error = unwrap(exc)
-        return peers_lab.tap_verdict(log, names, error)
+        return peer_runs.tap_verdict(log, names, error)
 
 
 async def measure(client: str, modes: list[str], budget: float) -> dict[str, str]:
@@ -70,9 +70,9 @@ async def measure(client: str, modes: list[str], budget: float) -> dict[str, str
         if client == "mcp loop":
             cells[m] = await plain_loop(m, budget)
         else:
-            run = (peers_lab.run(PEERS[client], "catalog", m, timeout=budget) if client in PEERS
+            run = (peer_runs.run(PEERS[client], "catalog", m, timeout=budget) if client in PEERS
                    else peers_lab.walker_run("catalog", m, "legacy"))  # the course's walker
-            cells[m] = peers_lab.verdict(await run)
+            cells[m] = peer_runs.verdict(await run)
     return cells
 
 

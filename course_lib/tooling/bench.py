@@ -206,7 +206,7 @@ async def bench_audit(rounds: int, everything: bool = True) -> None:
     the start of its server process to its last answer), side by side, then a whole audit of
     ``server-everything``."""
     from course_lib.audit import audit
-    from course_lib.chapters.peers_lab import everything_argv
+    from course_lib.chapters.peers_env import everything_argv
 
     print(f"== audit against a bare walk, {rounds} pairs each, order alternating")
     print(f"   {'server':30} {'audit':>9} {'bare walk':>10} {'audit/walk':>10}")

@@ -36,13 +36,13 @@ def singleuser() -> Path:
 
 
 def proxy_command() -> list[str]:
-    from course_lib.chapters import peers_lab
+    from course_lib.chapters import peers_env
 
-    script = peers_lab.CLASSROOM_DIR / "node_modules" / "configurable-http-proxy" / "bin" / "configurable-http-proxy"
+    script = peers_env.CLASSROOM_DIR / "node_modules" / "configurable-http-proxy" / "bin" / "configurable-http-proxy"
     if not script.exists():
         raise ClassroomError("JupyterHub's proxy is not installed: python -m course_lib.chapters.peers_lab install "
                              "(the set-up of make lab runs it)", reason="not_installed")
-    return [peers_lab.node(), str(script)]
+    return [peers_env.node(), str(script)]
 
 
 
