@@ -15,7 +15,7 @@ startup.defer()  # before anything imports jsonschema
 _HOMES = {
     "Candidate": "refresh", "candidate": "refresh",
     "Catalog": "walker", "walk": "walker",
-    "Lab": "labs", "connect": "labs",
+    "Lab": "lab_state", "connect": "labs",
     "CatalogError": "errors", "CheckFailed": "errors", "CourseError": "errors", "LabTimeout": "errors",
     "EraNotSupported": "errors", "LaunchError": "errors", "ProtocolViolation": "errors", "ServerCrashed": "errors",
     "unwrap": "errors",

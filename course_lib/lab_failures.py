@@ -15,7 +15,8 @@ from course_lib.lab_state import Lab
 from course_lib.protocol import META_SERVER_INFO, MODERN_VERSION
 
 
-def _describe_exit(lab: Lab) -> str:
+def describe_exit(lab: Lab) -> str:
+    """How the server ended, in one line, with the last line it wrote to stderr."""
     last = [ln for ln in lab.stderr.splitlines() if ln.strip()]
     tail = f": {last[-1].strip()}" if last else ""
     if lab.forced_stop is not None:
@@ -69,7 +70,7 @@ class EraRefused(EraNotSupported, MCPError):
         return self.args[0]
 
 
-def _translate(exc: BaseException, lab: Lab, request_timeout: float, lab_timeout: float) -> BaseException:
+def translate(exc: BaseException, lab: Lab, request_timeout: float, lab_timeout: float) -> BaseException:
     """Map what escaped the SDK's task groups to one typed, one-line error."""
     cause = unwrap(exc)
     if lab.violation is not None and (isinstance(cause, BaseExceptionGroup) or (
@@ -85,7 +86,7 @@ def _translate(exc: BaseException, lab: Lab, request_timeout: float, lab_timeout
                           budget="request")
     if isinstance(cause, MCPError) and cause.error.code == types.CONNECTION_CLOSED:
         if lab.returncode is not None:
-            return ServerCrashed(_describe_exit(lab), returncode=lab.returncode)
+            return ServerCrashed(describe_exit(lab), returncode=lab.returncode)
         return ServerCrashed("the server closed its stdout without exiting", returncode=None)
     if isinstance(cause, TimeoutError) and not isinstance(cause, CourseError):
         return LabTimeout(f"the lab ran past its {lab_timeout:g} s budget", budget="lab")

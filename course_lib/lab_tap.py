@@ -24,7 +24,7 @@ EXIT_DRAIN = 0.2
 
 
 @asynccontextmanager
-async def _tap(lab: Lab, process: ServerProcess) -> AsyncIterator[tuple]:
+async def tap(lab: Lab, process: ServerProcess) -> AsyncIterator[tuple]:
     """A Transport for ``mcp.Client``: the server's pipes, with every line recorded."""
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)

@@ -15,9 +15,9 @@ import anyio
 from mcp import Client
 
 from course_lib.errors import LabTimeout, LaunchError, ServerCrashed
-from course_lib.lab_failures import EraRefused, _describe_exit, _translate  # noqa: F401
+from course_lib.lab_failures import EraRefused, describe_exit, translate  # noqa: F401
 from course_lib.lab_state import MAX_FRAME_BYTES, Lab
-from course_lib.lab_tap import EXIT_DRAIN, _tap  # noqa: F401
+from course_lib.lab_tap import EXIT_DRAIN, tap  # noqa: F401
 from course_lib.protocol import ERAS
 from course_lib._runtime.process import (EXIT_GRACE, STDERR_LOG, TERM_GRACE, ServerProcess,  # noqa: F401
                                          course_server_argv, pid_alive, started_server, wait_ready)
@@ -75,7 +75,7 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
 
     def crashed(process: ServerProcess) -> ServerCrashed:
         lab.returncode = process.returncode
-        return ServerCrashed(f"before it was ready: {_describe_exit(lab)}", returncode=process.returncode)
+        return ServerCrashed(f"before it was ready: {describe_exit(lab)}", returncode=process.returncode)
 
     def not_ready(timeout: float) -> LabTimeout:
         return LabTimeout(f"the server was not ready within the {timeout:g} s start-up budget", budget="startup")
@@ -90,7 +90,7 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
                 try:
                     if isinstance(server, str):
                         await wait_ready(process, startup_timeout, on_exit=crashed, on_timeout=not_ready)
-                    client = Client(_tap(lab, process), mode=era, read_timeout_seconds=startup_timeout,
+                    client = Client(tap(lab, process), mode=era, read_timeout_seconds=startup_timeout,
                                     **client_options)
                     async with client:
                         lab.client = client
@@ -102,7 +102,7 @@ async def connect(server: str | Sequence[str], *, mode: str | None = None, era: 
                     lab.returncode, lab.forced_stop = process.returncode, process.forced
                     raise
     except BaseException as exc:
-        translated = _translate(exc, lab, request_timeout, lab_timeout)
+        translated = translate(exc, lab, request_timeout, lab_timeout)
         if translated is exc:
             raise
         raise translated from None

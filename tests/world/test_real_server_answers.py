@@ -68,9 +68,9 @@ async def test_connect_says_a_stop_was_forced():
     async with connect(everything_argv()) as lab:
         await lab.session.list_tools()
     assert lab.forced_stop == "SIGTERM" and lab.returncode < 0
-    from course_lib.lab_failures import _describe_exit
+    from course_lib.lab_failures import describe_exit
 
-    assert _describe_exit(lab).startswith("server was stopped by force (SIGTERM)")
+    assert describe_exit(lab).startswith("server was stopped by force (SIGTERM)")
 
 
 @pytest.mark.parametrize("server,kw,code", [("modern", {"mode": "legacy-only"}, -32602), (None, {}, -32603)],
