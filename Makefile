@@ -11,6 +11,10 @@ BROWSER_BUDGET ?= 600
 # No PYTHONPATH: the editable install finds course_lib, and servers get theirs from server_env().
 export PYTHONDONTWRITEBYTECODE := 1
 PIP_QUIET := --quiet --disable-pip-version-check --no-input
+# The set-up's installer: pip brings in only uv (one wheel, pinned in .ci/constraints.txt), and uv
+# installs everything else (course_lib/tooling/pinned_install.py: the same flags), into the venv
+# it is named (--python), every module compiled to bytecode as pip would (PYTHONDONTWRITEBYTECODE).
+UV_INSTALL := -m uv pip install --quiet --compile-bytecode --python $(BIN)/python
 # An interpreter the course can use (3.11 or newer, with pip); a .venv that fails this is rebuilt.
 USABLE := import sys, pip; sys.exit(sys.version_info < (3, 11))
 NEED_PYTHON = v=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null); \
@@ -34,7 +38,8 @@ $(STAMP): pyproject.toml .ci/constraints.txt .ci/constraints-sdk129.txt .ci/cons
 	@$(BIN)/python -c '$(USABLE)' 2>/dev/null || { $(NEED_PYTHON); rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	@.venv-sdk129/bin/python -c '$(USABLE)' 2>/dev/null || rm -rf .venv-sdk129
 	@.venv-servers/bin/python -c '$(USABLE)' 2>/dev/null || rm -rf .venv-servers
-	$(BIN)/python -m pip install $(PIP_QUIET) -c .ci/constraints.txt -e '.[test,classroom]'
+	$(BIN)/python -m pip install $(PIP_QUIET) -c .ci/constraints.txt uv
+	$(BIN)/python $(UV_INSTALL) -c .ci/constraints.txt -e '.[test,classroom]'
 	@# the three installs are independent (npm ci, .venv-sdk129, .venv-servers): side by side, and
 	@# the set-up fails when any of them does
 	@$(BIN)/python -m course_lib.chapters.peers_lab install & a=$$!; \

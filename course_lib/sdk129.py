@@ -105,14 +105,15 @@ def install() -> None:
     """Build ``.venv-sdk129`` with exactly the pins of ``.ci/constraints-sdk129.txt`` (idempotent)."""
     import subprocess
 
+    from course_lib.tooling.pinned_install import uv_install
+
     constraints = ROOT / ".ci" / "constraints-sdk129.txt"
-    # Without PYTHONPATH: a path to the course would show pip the course's own metadata (which
-    # requires mcp 2.3.0) as installed here, and its resolver would report a false conflict.
+    # Without PYTHONPATH: a path to the course would show the installer the course's own metadata
+    # (which requires mcp 2.3.0) as installed here, and its resolver would report a false conflict.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if not available():
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, env=env)
-    subprocess.run([str(python()), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                    "--no-input", "-r", str(constraints)], check=True, env=env)
+    uv_install(python(), "-r", str(constraints), env=env)
 
 
 if __name__ == "__main__":

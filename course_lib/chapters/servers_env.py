@@ -18,6 +18,7 @@ from pathlib import Path
 
 from course_lib.errors import CourseError
 from course_lib.paths import ROOT
+from course_lib.tooling.pinned_install import uv_install
 
 
 class ServersMissing(CourseError):
@@ -59,8 +60,7 @@ class PinnedEnv:
         """Create the venv if needed and install exactly the pinned set (idempotent)."""
         if not self.available():
             subprocess.run([sys.executable, "-m", "venv", str(self.venv)], check=True)
-        subprocess.run([str(self.interpreter()), "-m", "pip", "install", "--quiet",
-                        "--disable-pip-version-check", "-r", str(ROOT / self.constraints)], check=True)
+        uv_install(self.interpreter(), "-r", str(ROOT / self.constraints))
 
 
 SERVERS_ENV = PinnedEnv(".venv-servers", ".ci/constraints-servers.txt", "course_lib.chapters.servers_env")

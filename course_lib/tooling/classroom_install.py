@@ -5,7 +5,7 @@ The student servers of :mod:`course_lib.tooling.classroom` run as the students, 
 comes from a Python every user may run (:func:`base_interpreter`): the course's own ``.venv`` may come
 from a folder only its owner can read. It holds the course's pins and JupyterHub's single-user server,
 and copies of the course's other interpreters (``PEER_VENVS``): the set-up's own packages copied when
-that Python is the set-up's version (:func:`copy_venv`), else installed by pip from the same pins.
+that Python is the set-up's version (:func:`copy_venv`), else installed by uv from the same pins.
 One install at a time (:func:`take_lock`); nothing is done again while the pins are unchanged.
 """
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from course_lib.paths import ROOT
 from course_lib.tooling.classroom_accounts import ClassroomError, require_platform
+from course_lib.tooling.pinned_install import uv_install
 
 VENV = ROOT / ".venv-classroom"
 
@@ -56,7 +57,7 @@ def base_interpreter() -> str:
 
 def constraints_for(constraints: Path, version: str, site: Path | None = None) -> tuple[str, list[str]]:
     """The lock ``constraints`` for a Python ``version``: a pin whose release needs a newer Python
-    (as the copy installed in ``site``, by default this interpreter's, declares) is left to pip,
+    (as the copy installed in ``site``, by default this interpreter's, declares) is left to the resolver,
     and said so; every other pin is kept."""
     from importlib import metadata
 
@@ -86,14 +87,13 @@ def _site(venv: Path) -> Path | None:
     return next(iter(sorted(venv.glob("lib/python3*/site-packages"))), None)
 
 
-def _pip(python: Path, constraints: Path, version: str, site: Path | None, *args: str) -> None:
+def _install_pins(python: Path, constraints: Path, version: str, site: Path | None, *args: str) -> None:
     text, relaxed = constraints_for(constraints, version, site)
     for line in relaxed:
         print(f"classroom: {line}", flush=True)
     local = python.parent.parent / f"constraints-{constraints.stem}.txt"
     local.write_text(text)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input",
-                    *args, str(local)], check=True)
+    uv_install(python, *args, str(local))
 
 
 def _same_python(venv: Path, version: str) -> bool:
@@ -123,7 +123,7 @@ def copy_venv(ours: Path, theirs: Path) -> None:
         if command.is_symlink() or command.name.startswith(("python", "activate", "Activate")):
             continue
         data = command.read_bytes()
-        if data.startswith(b"#!"):  # the interpreter line, and the long-path form of it (pip's sh trampoline)
+        if data.startswith(b"#!"):  # the interpreter line, and the long-path form of it (an sh trampoline)
             data = data.replace(str(ours).encode() + b"/bin/python", str(theirs).encode() + b"/bin/python")
         target.unlink(missing_ok=True)
         target.write_bytes(data)
@@ -134,7 +134,7 @@ def install(wait: float | None = None) -> None:
     """Build ``.venv-classroom`` from an interpreter every student may run: the course's pins and
     JupyterHub's single-user server, and copies of the SDK 1.29.0 and chapter 07 interpreters in
     it (``PEER_VENVS``): the set-up's own packages copied when that interpreter has the set-up's
-    Python version (:func:`copy_venv`), else installed by pip from the same pins; idempotent, and
+    Python version (:func:`copy_venv`), else installed by uv from the same pins; idempotent, and
     nothing is done again while the pins are unchanged. One install at a time: a second caller (the
     classroom's test while ``make classroom-install`` runs) waits for the first (at most ``wait``
     seconds, when given), then finds it done."""
@@ -184,7 +184,7 @@ def _install() -> None:
             copy_venv(ours, theirs)
     else:
         with ThreadPoolExecutor(len(installs)) as pool:  # three independent interpreters: side by side
-            for done in [pool.submit(_pip, *install) for install in installs]:
+            for done in [pool.submit(_install_pins, *install) for install in installs]:
                 done.result()  # the first that failed raises here, after all have ended
     for folder in [VENV, *(VENV / entry[1] for entry in PEER_VENVS)]:
         os.chmod(folder, 0o755)

@@ -30,6 +30,7 @@ ALLOWED = {
     "tooling/classroom_accounts.py": "the class's accounts (useradd, userdel): subprocess.run only",
     "tooling/classroom_hub.py": "tooling (the hub under its supervisor)",
     "tooling/classroom_install.py": "building .venv-classroom (set-up): subprocess.run only",
+    "tooling/pinned_install.py": "uv installing the pins into a venv (set-up): subprocess.run only",
     "tooling/classroom_bench.py": "tooling (one hub per class size for the capacity bench)",
 }
 
