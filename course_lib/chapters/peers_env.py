@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,10 +64,15 @@ CLASSROOM_DIR = PEERS_DIR.parent / "classroom"  # JupyterHub's proxy for make cl
 
 def install() -> None:
     """``npm ci`` into ``fixtures/peers``, ``fixtures/slides`` and ``fixtures/classroom``: exactly
-    the locked trees, no global install, no scripts."""
-    for folder in (PEERS_DIR, SLIDES_DIR, CLASSROOM_DIR):
-        subprocess.run(npm_argv("ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"),
-                       cwd=folder, check=True)
+    the locked trees, no global install, no scripts; the three side by side (each waits on the
+    registry), and a failed one fails the install once all three have ended."""
+    argv = npm_argv("ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
+    folders = (PEERS_DIR, SLIDES_DIR, CLASSROOM_DIR)
+    with ThreadPoolExecutor(len(folders)) as pool:
+        codes = list(pool.map(lambda folder: subprocess.run(argv, cwd=folder).returncode, folders))
+    failed = [folder.name for folder, code in zip(folders, codes) if code != 0]
+    if failed:
+        raise subprocess.CalledProcessError(1, argv, f"npm ci failed in fixtures/{', fixtures/'.join(failed)}")
 
 
 def pins() -> dict[str, str]:
