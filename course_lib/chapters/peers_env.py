@@ -72,7 +72,7 @@ def install() -> None:
         codes = list(pool.map(lambda folder: subprocess.run(argv, cwd=folder).returncode, folders))
     failed = [folder.name for folder, code in zip(folders, codes) if code != 0]
     if failed:
-        raise subprocess.CalledProcessError(1, argv, f"npm ci failed in fixtures/{', fixtures/'.join(failed)}")
+        raise PeersMissing(f"npm ci failed in fixtures/{', fixtures/'.join(failed)} (npm's error is above).\n{INSTALL}")
 
 
 def pins() -> dict[str, str]:

@@ -90,9 +90,9 @@ def set_up_main(argv: list[str], install, check, missing: type[Exception], comma
     if action not in ("install", "check"):
         print(f"usage: python -m {command} install|check", file=sys.stderr)
         return 2
-    if action == "install":
-        install()
     try:
+        if action == "install":
+            install()
         for name, version in check().items():
             print(f"{name} {version}")
     except missing as err:
