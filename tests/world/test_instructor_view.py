@@ -6,6 +6,8 @@ instructor view (``make instructor``'s command, ``python -m course_lib.tooling.l
 sharing the same Jupyter folders. The instructor view must not reopen the student's tab (its own
 workspace), and running every cell of chapter 01, clicking through its widget and saving it must
 leave the committed chapter and ``git status`` as they were: the run lands in the scratch copy.
+That run is also ``make test``'s real-browser check of chapter 01 (its every cell run, every click of
+its widget answered): the browser check beside the suite leaves chapter 01 out (``BROWSER_SMOKE``).
 """
 import asyncio
 import contextlib
