@@ -281,7 +281,14 @@ def rows(exercise: str, label: str) -> list[tuple]:
 
 def sanitized(text: str) -> str:
     """A recording's text without what differs from run to run: the servers' random cursors (each
-    named by the order it first appears) and how many lines a call stopped at its budget sent."""
-    for n, token in enumerate(dict.fromkeys(re.findall(r'\\"nextCursor\\":\\"([^"\\]+)\\"', text))):
+    named by the order it first appears), a cursor sent that is one of them with one character changed
+    (a tampered cursor, named after it) and how many lines a call stopped at its budget sent."""
+    tokens = list(dict.fromkeys(re.findall(r'\\"nextCursor\\":\\"([^"\\]+)\\"', text)))
+    for sent in dict.fromkeys(re.findall(r'\\"cursor\\":\\"([^"\\]+)\\"', text)):
+        near = [n for n, token in enumerate(tokens)
+                if len(sent) == len(token) and sum(map(str.__ne__, sent, token)) == 1]
+        if sent not in tokens and near:
+            text = text.replace(sent, f"<cursor {near[0]}, one character changed>")
+    for n, token in enumerate(tokens):
         text = text.replace(token, f"<cursor {n}>")
     return re.sub(r'"wire_frames": \d+', '"wire_frames": "N"', text)

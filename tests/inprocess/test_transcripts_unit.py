@@ -168,6 +168,10 @@ def test_sanitizing_sets_aside_only_the_cursors_and_a_stopped_calls_length():
     text = json.dumps({"wire": [["←", line], ["→", line.replace("result", "params")]], "wire_frames": 4321})
     assert t.sanitized(text) == text.replace("KAggq0qohfm8ws7s", "<cursor 0>").replace("4321", '"N"')
     assert t.sanitized(json.dumps({"value": ["alpha"]})) == json.dumps({"value": ["alpha"]})
+    sent = [["→", '{"params":{"cursor":"KAggq0qohfm8ws7t"}}'], ["→", '{"params":{"cursor":"KAggq0qohfm8wsXX"}}']]
+    assert t.sanitized(json.dumps({"wire": [["←", line], *sent]})) == json.dumps({"wire": [
+        ["←", line.replace("KAggq0qohfm8ws7s", "<cursor 0>")],
+        ["→", '{"params":{"cursor":"<cursor 0, one character changed>"}}'], sent[1]]}), "two changed: no cursor of it"
 
 
 @pytest.mark.parametrize("exercise, row, old, new, said", [
