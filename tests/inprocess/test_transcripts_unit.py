@@ -180,6 +180,8 @@ def test_sanitizing_sets_aside_only_the_cursors_and_a_stopped_calls_length():
      "answered"),  # its text
     ("read_handler", "names the chapter never showed", '"mimeType": "text/markdown"', '"mimeType": "text/plain"',
      "got"),  # its type
+    ("paging_server", "complete catalog", '"name":"beta"', '"name":"omega"',
+     "the walker read ['alpha', 'omega', "),  # a name on page 1
 ])
 def test_a_served_row_judged_on_another_reply_gets_another_verdict(exercise, row, old, new, said):
     """The negative control of a served row's recording: the reference's first reply frame of the row
@@ -237,3 +239,25 @@ def test_a_replay_judged_on_another_check_or_a_later_reply_gets_another_verdict(
     assert other.failure_class == o.WRONG_RESULT and "refused at [id_type], not at jsonrpc_version" in other.observed
     later = judge(s, outcome.with_wire((), replays=[*replays[:3], {**replays[3], "replies_checked": 1}]))
     assert later.failure_class == o.WRONG_RESULT and later.observed.startswith("2026-07-28 -O: refused at")
+
+
+def test_a_borrowed_cursor_is_judged_from_its_lenders_recorded_lines():
+    """The negative control of a row that borrows a cursor: the lender's recorded page 1 refused is the
+    row's failure (the row then sends nothing); a lender's cursor other than the one the row sent is
+    no recording of this row at all (the replay refuses it)."""
+    from course_lib.wire import Wire
+
+    judge = dotted(t.expected("paging_server")["judge"])
+    s, outcome = next((s, outcome) for s, outcome in t.rows("paging_server", "reference") if s.name == "foreign cursor")
+    assert judge(s, outcome).passed and list(outcome.state["lent"]) == ["B"]
+    lines = outcome.state["lent"]["B"]
+    (cursor,) = {json.loads(raw)["result"]["nextCursor"] for d, raw in lines if '"nextCursor"' in raw}
+    assert [f.params["cursor"] for f in outcome.sent] == [cursor], "the row sent the cursor its lender gave"
+    refused = [[d, json.dumps({"jsonrpc": "2.0", "id": json.loads(raw)["id"], "error": {"code": -32602, "message": "no"}})
+                if cursor in raw else raw] for d, raw in lines]
+    verdict = judge(s, outcome.with_wire((), wire=Wire(), lent={"B": refused}))
+    assert verdict.failure_class == o.WRONG_REFUSAL
+    assert verdict.observed == "server 'paging-b': page 1 was refused: MCPError -32602: no"
+    other = [[d, raw.replace(cursor, cursor[:-1] + "0" if cursor[-1] != "0" else "1")] for d, raw in lines]
+    with pytest.raises(ValueError, match="not the next request recorded"):
+        judge(s, outcome.with_wire(outcome.sent, lent={"B": other}))

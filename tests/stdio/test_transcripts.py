@@ -1,7 +1,7 @@
 """A recording cannot drift silently: re-recorded on the real servers, it is the committed one.
 
 The reference and a wrong solution of chapter 2's exercise, and the references of the served exercises
-of chapters 3, 4, 5 and 8 and of chapter 8's envelope checker (their one real run with every row passing),
+of chapters 3, 4, 5, 6 and 8 and of chapter 8's envelope checker (their one real run with every row passing),
 are recorded again into a temporary folder
 (``make record``'s own code) and compared, solution by solution, with
 ``fixtures/grading/transcripts/<exercise>.json``, once the servers' random cursors and the length of
@@ -17,7 +17,8 @@ pytestmark = pytest.mark.anyio
 AGAIN = {"walk_restart": ["reference", "keeps_the_refused_pages"],  # every row of the battery, and a wrong restart
          "tool_result": ["reference"], "snapshot_server": ["reference"],  # served: the harness's real replies
          "checked_tools": ["reference"], "read_handler": ["reference"],  # and the audit's lines
-         "envelope": ["reference"]}  # its replays in both interpreters
+         "envelope": ["reference"],  # its replays in both interpreters
+         "paging_server": ["reference"]}  # and the lines of the labs that lend it cursors
 
 
 @pytest.mark.parametrize("exercise", AGAIN)
