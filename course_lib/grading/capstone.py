@@ -20,7 +20,7 @@ from course_lib.grading.battery import Scenario, describe_expectation, hint_in_e
 from course_lib.grading.budget import call_student, observe
 from course_lib.grading.bundle_judge import bundle_rows
 from course_lib.grading.core import judge_names
-from course_lib.grading.runner import exercise, judge_rows
+from course_lib.grading.runner import exercise, judge_rows, record
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.grading.unavailable import without
 from course_lib.labs import connect
@@ -123,8 +123,8 @@ async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, bu
         now = await _probe(active, probe) if probe and not touched else validated
     page_1 = sum(1 for lab, start in opened for f in lab.wire.frames[start:]
                  if f.direction == "→" and f.method == "tools/list" and f.params.get("cursor") is None)
-    outcome = outcome.with_wire((), touched=touched, changed=changed, validated=validated, now=now,
-                                opened=len(opened), page_1=page_1)
+    record(s, outcome := outcome.with_wire((), touched=touched, changed=changed, validated=validated, now=now,
+                                           opened=len(opened), page_1=page_1))  # make record's row (its facts)
     return judge_refresh(s, outcome, hint_in_era(s, row), spec["untouched_hint"])
 
 
