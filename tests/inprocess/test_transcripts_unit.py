@@ -261,3 +261,20 @@ def test_a_borrowed_cursor_is_judged_from_its_lenders_recorded_lines():
     other = [[d, raw.replace(cursor, cursor[:-1] + "0" if cursor[-1] != "0" else "1")] for d, raw in lines]
     with pytest.raises(ValueError, match="not the next request recorded"):
         judge(s, outcome.with_wire(outcome.sent, lent={"B": other}))
+
+
+def test_a_capstone_refresh_row_judged_on_other_facts_gets_another_verdict():
+    """The negative control of the capstone's recorded refresh rows: the reference's facts with one message
+    sent on the active session, or with page 1 never asked of the candidate, are a wrong result; the
+    starter's crash, which broke no rule on the wire, gets the battery's crash hint."""
+    judge = dotted(t.expected("capstone")["judge"])
+    s, outcome = t.rows("capstone", "reference")[0]
+    assert s.name == 'refresh: "" and an empty page' and judge(s, outcome).passed
+    assert outcome.state["touched"] == 0 and outcome.state["page_1"] >= 1
+    touched = judge(s, outcome.with_wire((), touched=1))
+    assert touched.failure_class == o.WRONG_RESULT
+    assert touched.observed.startswith("sent 1 message(s) on the active session during the refresh")
+    unasked = judge(s, outcome.with_wire((), page_1=0))
+    assert unasked.failure_class == o.WRONG_RESULT and unasked.observed.startswith("page 1 never reached")
+    s, outcome = t.rows("capstone", "starter")[0]
+    assert judge(s, outcome).scenario.hint == load_battery("capstone")[2]["crash_hint"]
