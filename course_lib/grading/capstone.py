@@ -128,7 +128,7 @@ async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, bu
     return judge_refresh(s, outcome, hint_in_era(s, row), spec["untouched_hint"])
 
 
-def _documents() -> dict[str, str]:
+def documents() -> dict[str, str]:
     data = json.loads(fixture("atlas", "documents.json").read_text(encoding="utf-8"))
     return {data["base"] + quote(name, safe=""): text for name, text in data["documents"].items()}
 
@@ -185,7 +185,8 @@ async def _run_read(student: Callable, s: Scenario, row: dict, spec: dict, budge
             if answers[uri].kind == o.HUNG:
                 built = o.hung(budget, "not asked: an earlier read did not return")
     reads = [f.params.get("uri") for f in lab.wire.frames[mark:] if f.direction == "→" and f.method == "resources/read"]
-    return judge_reads(s, row, answers, reads, set(spec["allowed"]), _documents(), hint_in_era(s, row))
+    record(s, o.returned(None).with_wire((), answers=answers, reads=reads))  # make record's row: each URI's answer
+    return judge_reads(s, row, answers, reads, set(spec["allowed"]), documents(), hint_in_era(s, row))
 
 
 class CapstoneCard(Scorecard):

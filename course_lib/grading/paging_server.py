@@ -197,8 +197,7 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
             async with labs(s) as asker:
                 yield asker, lent
 
-        lender = lambda s: LENDERS.get(ex.rows[s.name]["probe"])  # noqa: E731  (make record keeps its lab's lines)
-        lent_to = lambda s: {"lent": lender(s) and {lender(s): lines.get((s.era, lender(s)))}}  # noqa: E731
+        lent_to = lambda s: {"lent": (k := LENDERS.get(ex.rows[s.name]["probe"])) and {k: lines.get((s.era, k))}}  # noqa: E731
         ask = lambda s, lab: ask_row(  # noqa: E731
             Pages(lab[0], allowed_on(paging, ex.rows[s.name])), ex.rows[s.name], lab[1])
         return await run(ex, open_lab, served.answered(ask, lent_to), key=lambda s: (s.era, lab_of(s)))

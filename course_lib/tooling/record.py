@@ -16,10 +16,12 @@ import importlib.util
 import json
 import linecache
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
 
+from course_lib.grading import outcome as o
 from course_lib.grading.child import SourceError
 from course_lib.grading.runner import RECORDER
 from course_lib.paths import ROOT
@@ -71,10 +73,19 @@ def solution(source: str, starter: str):
     return namespace[name]
 
 
+def nested(outcome: o.Outcome) -> o.Outcome:
+    """A row whose state holds outcomes by key (the capstone's read row: each URI's answer), each encoded."""
+    def outcomes(v) -> bool:
+        return isinstance(v, dict) and bool(v) and all(isinstance(x, o.Outcome) for x in v.values())
+
+    return replace(outcome, state={k: {key: t.encode(x) for key, x in v.items()} if outcomes(v) else v
+                                   for k, v in outcome.state.items()})
+
+
 async def record_one(spec: dict, entry: dict) -> dict:
     """One solution's rows, checked: the verdict judged from each decoded row is the run's own."""
     rows: list = []
-    token = RECORDER.set(lambda s, outcome: rows.append((s, t.encode(outcome))))
+    token = RECORDER.set(lambda s, outcome: rows.append((s, t.encode(nested(outcome)))))
     try:
         card = await dotted(spec["grader"])(solution(entry["source"], spec["starter"]), entry["battery"],
                                            only=entry.get("only"))

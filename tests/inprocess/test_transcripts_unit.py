@@ -278,3 +278,17 @@ def test_a_capstone_refresh_row_judged_on_other_facts_gets_another_verdict():
     assert unasked.failure_class == o.WRONG_RESULT and unasked.observed.startswith("page 1 never reached")
     s, outcome = t.rows("capstone", "starter")[0]
     assert judge(s, outcome).scenario.hint == load_battery("capstone")[2]["crash_hint"]
+
+
+def test_a_capstone_read_row_judged_on_another_read_gets_another_verdict():
+    """The negative control of the capstone's recorded read row: the reference's answers with one URI
+    outside the allowlist among the reads that reached the server are a wrong result naming it."""
+    judge = dotted(t.expected("capstone")["judge"])
+    s, outcome = next((s, outcome) for s, outcome in t.rows("capstone", "reference") if s.name.startswith("read"))
+    assert judge(s, outcome).passed
+    allowed, answers = set(load_battery("capstone")[2]["allowed"]), outcome.state["answers"]
+    hostile = next(uri for uri in answers if uri not in allowed)
+    assert hostile not in outcome.state["reads"] and len(outcome.state["reads"]) == 3
+    verdict = judge(s, outcome.with_wire((), reads=[*outcome.state["reads"], hostile]))
+    assert verdict.failure_class == o.WRONG_RESULT
+    assert verdict.observed.startswith(f"1 URI(s) outside the allowlist reached the server, e.g. {hostile!r}")

@@ -1,12 +1,13 @@
-"""The capstone grader on real servers: a correct client passes every row, a wrong reader fails its row, the
-calls stopped at their budget; the student's own server under the audit: known-wrong page functions fail its row, one per
-failure kind; the student's functions of earlier chapters come from their own copy of those chapters.
+"""The capstone grader on real servers: a correct client passes every row, the calls stopped at their
+budget; the student's own server under the audit: known-wrong page functions fail its row, one per failure
+kind; the student's functions of earlier chapters come from their own copy of those chapters.
 
-The reference client and server are graded by the notebook's check cell (nbval). The refresh and bundle rows of
-the reference, of a correct client in another style, of the starter and of each known-wrong client are judged
-in process on their recordings (tests/inprocess/test_transcripts_unit.py, fixtures/grading/transcripts/
-capstone.json; the reference is recorded again on real servers in tests/stdio/test_transcripts.py); the judges'
-decisions on every other wrong answer: ``test_grading_capstone_judges_unit.py``."""
+The reference client and server are graded by the notebook's check cell (nbval). The client's rows (refresh,
+read, bundle) of the reference, of the correct client in another style, of the starter and of each known-wrong
+client are judged in process on their recordings (tests/inprocess/test_transcripts_unit.py,
+fixtures/grading/transcripts/capstone.json; the reference is recorded again on real servers in
+tests/stdio/test_transcripts.py); the judges' decisions on every other wrong answer:
+``test_grading_capstone_judges_unit.py``."""
 
 import nbformat
 import pytest
@@ -16,21 +17,19 @@ from course_lib.grading.capstone import grade_capstone
 from course_lib.grading.earlier import loaded, yours
 from course_lib.paths import NOTEBOOKS
 from course_lib.tooling.student_copy import tags
-from scorecard_checks import assert_flagged
 
 from test_grading_capstone_unit import SessionClient
 
 pytestmark = pytest.mark.anyio
 
 
-# -- the capstone's client: its read row, and the calls stopped at their budget ----------------------
+# -- the capstone's client: a correct one, and the calls stopped at their budget ----------------------
 
 COMBINED = 'refresh: "" and an empty page'
 ENDLESS = "refresh: endless catalog"
 READ = "read: allowed and hostile URIs"
-EXPIRES = "bundle: r1 expires mid-read"
-CAPSTONE = [COMBINED, "refresh: conflicting duplicate", ENDLESS, "refresh: a stale cached page 1", READ, EXPIRES,
-            "bundle: r2 unavailable too"]
+CAPSTONE = [COMBINED, "refresh: conflicting duplicate", ENDLESS, "refresh: a stale cached page 1", READ,
+            "bundle: r1 expires mid-read", "bundle: r2 unavailable too"]
 AUDIT = "audit: my_page (chapter 06)"
 
 
@@ -50,25 +49,10 @@ async def refresh_unbounded(self, open_candidate):
             cursor = page.next_cursor
 
 
-async def read_by_prefix(self, uri):
-    from course_lib.errors import CheckFailed
-
-    CheckFailed.require(uri.startswith("project://atlas/docs/"), "uri_allowlist", uri)
-    return (await self.lab.client.read_resource(uri)).contents[0].text
-
-
 async def test_capstone_passes_a_correct_client_in_another_style():
     """Every row of the client's check, in both eras (its refresh and bundle rows are recorded too)."""
     card = await grade_capstone(SessionClient, only=CAPSTONE)
     assert card.passed, card.text()
-
-
-async def test_capstone_flags_a_reader_that_lets_hostile_uris_reach_the_server():
-    card = await grade_capstone(variant(SessionClient, read=read_by_prefix), only=[READ, EXPIRES], eras=["legacy"])
-    verdict = assert_flagged(card, READ, EXPIRES, "8 URI(s) outside the allowlist reached the server")
-    failures = card.text().split("What failed", 1)[1]  # the entries under the table
-    assert f". {READ} — failed" in failures and f". {EXPIRES} — failed" not in failures
-    assert "cache_mode" not in verdict.scenario.hint  # a legacy row never hints at a 2026-07-28 setting
 
 
 async def test_capstone_stops_an_unbounded_refresh_within_its_budget():
