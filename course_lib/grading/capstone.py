@@ -207,9 +207,8 @@ def describe_capstone(battery: str = "capstone") -> Table:
     eras = sorted({s.era for s in scenarios}, key=list(BOTH_ERAS).index)
     rows = [[row["task"], row["name"], describe_expectation(row["expect"])] for row in spec["scenarios"]]
     rows += [["audit", e["name"], audited_server.EXPECTED] for e in spec.get("servers", ())]
-    return Table(["method", "scenario", "expected"], rows,
-                 f"{len(rows)} scenarios in the {' and '.join(eras)} eras; each call is stopped after "
-                 f"{spec['budget_seconds']:g} s")
+    return Table(["method", "scenario", "expected"], rows, f"{len(rows)} scenarios in the {' and '.join(eras)} eras; "
+                 f"each call is stopped after {spec['budget_seconds']:g} s")
 
 
 async def grade_capstone(student: Callable, *servers: Callable, battery: str = "capstone",
@@ -239,6 +238,7 @@ async def grade_capstone(student: Callable, *servers: Callable, battery: str = "
     verdicts = await judge_rows(ex, lambda s: snapshot(s) if rows[s.name]["task"] == "bundle" else nullcontext(), row)
     audited = [s for s in scenarios if s.name not in rows]
     audits, crashes = await audited_server.audit_servers(spec, servers, {s.name for s in audited})
-    verdicts += [audited_server.judge_audit(s, audits[audited_server.function_of(spec, s)],
-                                            crashes.get(audited_server.function_of(spec, s))) for s in audited]
+    for s, f in ((s, audited_server.function_of(spec, s)) for s in audited):  # make record's row: its card, its crash
+        record(s, o.returned(None).with_wire((), audit=audits[f], crash=crashes.get(f)))
+        verdicts.append(audited_server.judge_audit(s, audits[f], crashes.get(f)))
     return publish(CapstoneCard(ex.title, verdicts, battery, spec, audits))

@@ -16,11 +16,12 @@ import importlib.util
 import json
 import linecache
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import nbformat
 
+from course_lib.audit.report import Report
 from course_lib.grading import outcome as o
 from course_lib.grading.child import SourceError
 from course_lib.grading.runner import RECORDER
@@ -74,12 +75,18 @@ def solution(source: str, starter: str):
 
 
 def nested(outcome: o.Outcome) -> o.Outcome:
-    """A row whose state holds outcomes by key (the capstone's read row: each URI's answer), each encoded."""
-    def outcomes(v) -> bool:
-        return isinstance(v, dict) and bool(v) and all(isinstance(x, o.Outcome) for x in v.values())
+    """A row whose state holds outcomes (by key: the capstone's read row, each URI's answer; or alone: the
+    crash an audited server logged) or an audit's report (its lines), as data."""
+    def data(v):
+        if isinstance(v, o.Outcome):
+            return t.encode(v)
+        if isinstance(v, Report):
+            return {"era": v.era, "lines": [asdict(line) for line in v.lines], "expected": v.expected}
+        if isinstance(v, dict) and v and all(isinstance(x, o.Outcome) for x in v.values()):
+            return {key: t.encode(x) for key, x in v.items()}
+        return v
 
-    return replace(outcome, state={k: {key: t.encode(x) for key, x in v.items()} if outcomes(v) else v
-                                   for k, v in outcome.state.items()})
+    return replace(outcome, state={k: data(v) for k, v in outcome.state.items()})
 
 
 async def record_one(spec: dict, entry: dict) -> dict:
@@ -87,8 +94,9 @@ async def record_one(spec: dict, entry: dict) -> dict:
     rows: list = []
     token = RECORDER.set(lambda s, outcome: rows.append((s, t.encode(nested(outcome)))))
     try:
+        servers = {"servers": [solution(x, spec["starter"]) for x in entry["servers"]]} if "servers" in entry else {}
         card = await dotted(spec["grader"])(solution(entry["source"], spec["starter"]), entry["battery"],
-                                           only=entry.get("only"))
+                                           only=entry.get("only"), **servers)
     finally:
         RECORDER.reset(token)
     judge, by_key = dotted(spec["judge"]), {(s.name, s.era): data for s, data in rows}

@@ -205,3 +205,37 @@ class ReadByPrefix(SessionClient):
 
         CheckFailed.require(uri.startswith("project://atlas/docs/"), "uri_allowlist", uri)
         return (await self.lab.client.read_resource(uri)).contents[0].text
+
+
+# -- known-wrong page functions under the audit: their audit rows recorded ---------------------------------
+
+def page_repeating(cursor, catalog):
+    """Page 2 hands out the cursor that named it: a client that follows it loops."""
+    size = catalog.page_size
+    return (catalog.names[:size], "again") if cursor is None else (catalog.names[size:2 * size], "again")
+
+
+def page_crashing(cursor, catalog):
+    return catalog.names[:catalog.page_size], {"offset": 2}[cursor]  # KeyError on page 1
+
+
+def page_unsigned(cursor, catalog):
+    """Plain offsets: the audit edits one (2 made 3) and is served that page, a MUST of the course that fails."""
+    start = int(cursor) if cursor and cursor.isdigit() else 0
+    end = start + catalog.page_size
+    return catalog.names[start:end], str(end) if end < len(catalog.names) else None
+
+
+def page_lenient(cursor, catalog):
+    """Signed offsets, but any cursor that is not one is read as page 1: a forged or an edited cursor is
+    served page 1, a WARN (the spec's SHOULD), not a MUST that fails."""
+    import hashlib
+    import hmac
+
+    def sign(offset: int) -> str:
+        return f"{offset}.{hmac.new(catalog.key, str(offset).encode(), hashlib.sha256).hexdigest()[:16]}"
+
+    head = (cursor or "").partition(".")[0]
+    start = int(head) if head.isdigit() and cursor == sign(int(head)) else 0
+    end = start + catalog.page_size
+    return catalog.names[start:end], sign(end) if end < len(catalog.names) else None

@@ -44,10 +44,9 @@ def judged(exercise: str, label: str):
 @pytest.mark.parametrize("exercise, label", SOLUTIONS, ids=[f"{e}:{label}" for e, label in SOLUTIONS])
 def test_every_recorded_row_gets_its_expected_verdict(exercise, label):
     entry = t.expected(exercise)["solutions"][label]
-    _, scenarios, _ = load_battery(entry["battery"])
     verdicts = judged(exercise, label)
     assert [(v.scenario.name, v.scenario.era) for v in verdicts] == [
-        (s.name, s.era) for s in select(scenarios, entry.get("only"), None)], "every row of the run, in order"
+        (s.name, s.era) for s in select(t.scenarios(entry["battery"]), entry.get("only"), None)], "every row, in order"
     for v in verdicts:
         wanted = t.expected_verdict(entry["verdicts"], v.scenario.name, v.scenario.era)
         assert ("pass" if v.passed else v.failure_class) == wanted, (v.scenario.name, v.scenario.era, v.observed)
@@ -292,3 +291,28 @@ def test_a_capstone_read_row_judged_on_another_read_gets_another_verdict():
     verdict = judge(s, outcome.with_wire((), reads=[*outcome.state["reads"], hostile]))
     assert verdict.failure_class == o.WRONG_RESULT
     assert verdict.observed.startswith(f"1 URI(s) outside the allowlist reached the server, e.g. {hostile!r}")
+
+
+def test_a_capstone_audit_row_is_judged_on_the_audits_recorded_lines():
+    """The capstone's audit rows on their recorded lines: a page function the audit only warns about passes
+    (its forged cursor served page 1 is a WARN, the card says no MUST line fails); the negative control,
+    the reference's lines with one MUST line failing, is a wrong result, and with a logged crash, a crash."""
+    from course_lib.audit.report import Line, Report
+    from course_lib.grading.audited_server import card_lines
+
+    judge = dotted(t.expected("capstone")["judge"])
+    (s, lenient), _ = t.rows("capstone", "page_lenient")
+    assert judge(s, lenient).passed
+    lines = [Line(**x) for x in lenient.state["audit"]["lines"]]
+    assert "cursor.forged" in {line.check for line in lines if line.verdict == "WARN"}
+    report = Report([], lenient.state["audit"]["era"], lines)
+    assert "no MUST line fails" in " ".join(card_lines(load_battery("capstone")[2], {"my_page": report}))
+    s, outcome = t.rows("capstone", "reference")[-1]
+    assert s.name == "audit: my_page (chapter 06)" and judge(s, outcome).passed
+    audit = outcome.state["audit"]
+    must = next(n for n, x in enumerate(audit["lines"]) if x["rule"].startswith("MUST") and x["era"] in (s.era, "all"))
+    failed = {**audit, "lines": [{**x, "verdict": "FAIL"} if n == must else x for n, x in enumerate(audit["lines"])]}
+    verdict = judge(s, outcome.with_wire((), audit=failed))
+    assert verdict.failure_class == o.WRONG_RESULT and verdict.observed.startswith(audit["lines"][must]["check"])
+    crash = t.encode(o.crash_from({"crashed": "KeyError", "message": "'x'"}))
+    assert judge(s, outcome.with_wire((), audit=failed, crash=crash)).failure_class == o.CRASH
