@@ -20,7 +20,7 @@ from course_lib.grading.battery import Scenario, describe_expectation, hint_in_e
 from course_lib.grading.budget import call_student, observe
 from course_lib.grading.bundle_judge import bundle_rows
 from course_lib.grading.core import judge_names
-from course_lib.grading.runner import exercise, judge_rows
+from course_lib.grading.runner import exercise, judge_rows, record
 from course_lib.grading.scorecard import Scorecard, Verdict, publish
 from course_lib.grading.unavailable import without
 from course_lib.labs import connect
@@ -123,12 +123,12 @@ async def _run_refresh(student: Callable, s: Scenario, row: dict, spec: dict, bu
         now = await _probe(active, probe) if probe and not touched else validated
     page_1 = sum(1 for lab, start in opened for f in lab.wire.frames[start:]
                  if f.direction == "→" and f.method == "tools/list" and f.params.get("cursor") is None)
-    outcome = outcome.with_wire((), touched=touched, changed=changed, validated=validated, now=now,
-                                opened=len(opened), page_1=page_1)
+    record(s, outcome := outcome.with_wire((), touched=touched, changed=changed, validated=validated, now=now,
+                                           opened=len(opened), page_1=page_1))  # make record's row (its facts)
     return judge_refresh(s, outcome, hint_in_era(s, row), spec["untouched_hint"])
 
 
-def _documents() -> dict[str, str]:
+def documents() -> dict[str, str]:
     data = json.loads(fixture("atlas", "documents.json").read_text(encoding="utf-8"))
     return {data["base"] + quote(name, safe=""): text for name, text in data["documents"].items()}
 
@@ -185,7 +185,8 @@ async def _run_read(student: Callable, s: Scenario, row: dict, spec: dict, budge
             if answers[uri].kind == o.HUNG:
                 built = o.hung(budget, "not asked: an earlier read did not return")
     reads = [f.params.get("uri") for f in lab.wire.frames[mark:] if f.direction == "→" and f.method == "resources/read"]
-    return judge_reads(s, row, answers, reads, set(spec["allowed"]), _documents(), hint_in_era(s, row))
+    record(s, o.returned(None).with_wire((), answers=answers, reads=reads))  # make record's row: each URI's answer
+    return judge_reads(s, row, answers, reads, set(spec["allowed"]), documents(), hint_in_era(s, row))
 
 
 class CapstoneCard(Scorecard):
@@ -206,9 +207,8 @@ def describe_capstone(battery: str = "capstone") -> Table:
     eras = sorted({s.era for s in scenarios}, key=list(BOTH_ERAS).index)
     rows = [[row["task"], row["name"], describe_expectation(row["expect"])] for row in spec["scenarios"]]
     rows += [["audit", e["name"], audited_server.EXPECTED] for e in spec.get("servers", ())]
-    return Table(["method", "scenario", "expected"], rows,
-                 f"{len(rows)} scenarios in the {' and '.join(eras)} eras; each call is stopped after "
-                 f"{spec['budget_seconds']:g} s")
+    return Table(["method", "scenario", "expected"], rows, f"{len(rows)} scenarios in the {' and '.join(eras)} eras; "
+                 f"each call is stopped after {spec['budget_seconds']:g} s")
 
 
 async def grade_capstone(student: Callable, *servers: Callable, battery: str = "capstone",
@@ -238,6 +238,7 @@ async def grade_capstone(student: Callable, *servers: Callable, battery: str = "
     verdicts = await judge_rows(ex, lambda s: snapshot(s) if rows[s.name]["task"] == "bundle" else nullcontext(), row)
     audited = [s for s in scenarios if s.name not in rows]
     audits, crashes = await audited_server.audit_servers(spec, servers, {s.name for s in audited})
-    verdicts += [audited_server.judge_audit(s, audits[audited_server.function_of(spec, s)],
-                                            crashes.get(audited_server.function_of(spec, s))) for s in audited]
+    for s, f in ((s, audited_server.function_of(spec, s)) for s in audited):  # make record's row: its card, its crash
+        record(s, o.returned(None).with_wire((), audit=audits[f], crash=crashes.get(f)))
+        verdicts.append(audited_server.judge_audit(s, audits[f], crashes.get(f)))
     return publish(CapstoneCard(ex.title, verdicts, battery, spec, audits))

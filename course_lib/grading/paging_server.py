@@ -21,6 +21,7 @@ from course_lib.labs import connect
 from course_lib.walker import walk
 
 BATTERY = "paging_server"
+LENDERS = {"foreign": "B", "restarted": "A"}  # a probe, and the server whose page-1 cursor it is lent
 
 
 def tamper(cursor: str) -> str:
@@ -43,8 +44,7 @@ def judge_page(kind: str, names: list[str], allowed: list[str]) -> None:
 def judge_first_page(names: list[str], cursor: str | None) -> str:
     """Page 1 of a catalog longer than a page has a next cursor (returned)."""
     if cursor is None:
-        raise Failed(WRONG_RESULT, f"page 1 {names} has no next cursor: the catalog is paged in pages of "
-                                   "catalog.page_size")
+        raise Failed(WRONG_RESULT, f"page 1 {names} has no next cursor: the catalog is paged in pages of catalog.page_size")
     return cursor
 
 
@@ -60,8 +60,7 @@ def _named(cursor: str | None) -> str | None:
 
 
 def judge_refusal(answer: tuple | MCPError, label: str, cursor: str | None = None) -> str:
-    """A cursor the server must refuse: ``answer`` (a page's ``(names, next_cursor)`` or the
-    ``MCPError`` it got) must be -32602 with a message (a failure names ``cursor``)."""
+    """A cursor the server must refuse: ``answer`` (a page, or its ``MCPError``) is -32602 with a message."""
     if not isinstance(answer, MCPError):
         names, next_cursor = answer
         raise Failed(MISSING_REFUSAL, f"{label}: answered the page {names} (next cursor "
@@ -126,6 +125,27 @@ def _lent(cursor: str | Failed, lender: str) -> str:
     return cursor
 
 
+def allowed_on(paging: dict, row: dict) -> dict[str, list[str]]:
+    """The names each list may serve on the row's lab: A's; C's tools hold both generations' names until
+    they change, and only generation 2's after (the ``fresh`` walk)."""
+    both = list(dict.fromkeys(paging["catalog"] + paging["changed"]))
+    tools = {"expired": both, "fresh": paging["changed"]}.get(row["probe"], paging["catalog"])
+    return {"tools": tools, "prompts": paging["prompts"]}
+
+
+async def lent_cursor(opened, paging: dict, budget: float, frames: list) -> str | Failed:
+    """Page 1's cursor of the lender's lab ``opened`` (its lines kept in ``frames``), or its failure."""
+    try:
+        async with opened as lab:
+            pages = Pages(served.Asker(lab, budget), allowed_on(paging, {"probe": "walk"}))
+            cursor = await served.answer_of(pages.cursor_of_page_1(), (Failed, MCPError))
+            frames += [[f.direction, f.raw] for f in lab.wire]
+    except CourseError as exc:
+        return Failed(LAB, f"the lab could not run: {error_line(exc)}")
+    refused = isinstance(cursor, MCPError)
+    return Failed(WRONG_REFUSAL, f"page 1 was refused: {error_line(cursor)}") if refused else cursor
+
+
 async def ask_row(probe: Pages, row: dict, lent: dict) -> str:
     """One row of the battery on its lab: what was observed (a failure raises ``Failed``)."""
     kind, expect = row["probe"], row["expect"]
@@ -164,37 +184,20 @@ async def grade_paging_server(student: Callable, battery: str = BATTERY, *, only
         argv = {"A": ex.argv(ex.config("server-A", {**base, **paging["server"]})),
                 "B": ex.argv(ex.config("server-B", {**base, **paging["other"]})),
                 "C": ex.argv(ex.config("server-C", {**base, **paging["server"], "changed": paging["changed"]}))}
-        steady = {"tools": paging["catalog"], "prompts": paging["prompts"]}
-        # C's tools hold both generations' names until they change, and only generation 2's after
-        both = {**steady, "tools": list(dict.fromkeys(paging["catalog"] + paging["changed"]))}
-        allowed = {"A": lambda row: steady, "C": lambda row: {**both, "tools": paging["changed"]}
-                   if row["probe"] == "fresh" else both}
-
-        async def lent_cursor(era: str, lender: str) -> str | Failed:
-            try:
-                async with connect(argv[lender], era=era, request_timeout=ex.budget,
-                                   lab_timeout=ex.budget * 20 + 60) as lab:
-                    return await Pages(served.Asker(lab, ex.budget), steady).cursor_of_page_1()
-            except Failed as failed:
-                return failed
-            except MCPError as exc:
-                return Failed(WRONG_REFUSAL, f"page 1 was refused: {error_line(exc)}")
-            except CourseError as exc:
-                return Failed(LAB, f"the lab could not run: {error_line(exc)}")
-
         lab_of = lambda s: "C" if ex.rows[s.name]["probe"] in ("expired", "fresh") else "A"  # noqa: E731
-        labs = served.on_lab(ex, lambda s: argv[lab_of(s)])
+        labs, lines = served.on_lab(ex, lambda s: argv[lab_of(s)]), {}  # (era, lender): the lender's lab's lines
+        lend = lambda era, lender: lent_cursor(connect(  # noqa: E731
+            argv[lender], era=era, request_timeout=ex.budget, lab_timeout=ex.budget * 20 + 60), paging, ex.budget,
+            lines.setdefault((era, lender), []))
 
         @asynccontextmanager
         async def open_lab(s):  # lab A's rows get the cursors of server B and of an earlier process first
             asked = {ex.rows[x.name]["probe"] for x in ex.scenarios if x.era == s.era} if lab_of(s) == "A" else set()
-            lent = {lender: await lent_cursor(s.era, lender) if probe in asked else None
-                    for lender, probe in (("B", "foreign"), ("A", "restarted"))}
+            lent = {lender: await lend(s.era, lender) if probe in asked else None for probe, lender in LENDERS.items()}
             async with labs(s) as asker:
                 yield asker, lent
 
-        def ask(s, lab):
-            row = ex.rows[s.name]
-            return ask_row(Pages(lab[0], allowed[lab_of(s)](row)), row, lab[1])
-
-        return await run(ex, open_lab, served.answered(ask), key=lambda s: (s.era, lab_of(s)))
+        lent_to = lambda s: {"lent": (k := LENDERS.get(ex.rows[s.name]["probe"])) and {k: lines.get((s.era, k))}}  # noqa: E731
+        ask = lambda s, lab: ask_row(  # noqa: E731
+            Pages(lab[0], allowed_on(paging, ex.rows[s.name])), ex.rows[s.name], lab[1])
+        return await run(ex, open_lab, served.answered(ask, lent_to), key=lambda s: (s.era, lab_of(s)))

@@ -104,12 +104,13 @@ def answered(ask_row: Callable[[Scenario, object], Awaitable[str]], facts: Calla
     """``runner.run``'s row of a served exercise: ``ask_row(s, lab)`` observed, or its ``Failed`` (recorded with
     ``facts(s)``)."""
     async def row(s: Scenario, lab) -> Verdict:
-        asker = getattr(lab, "lab", None)  # an ``Asker``'s lab, else an ``on_probe`` session alone or first of a tuple
-        session = lab[0] if isinstance(lab, tuple) else lab
+        session = lab[0] if isinstance(lab, tuple) else lab  # an ``Asker`` or an ``on_probe`` session, maybe first
+        asker = getattr(session, "lab", None)  # of a tuple; an ``Asker``'s lab
         before = len(asker.wire.requests()) if asker is not None else len(getattr(session, "exchanges", ()))
         found = await judged(ask_row(s, lab))
         if asker is not None:
-            record(s, o.returned(None).with_wire(asker.wire.requests()[before:], wire=asker.wire))
+            record(s, o.returned(None).with_wire(asker.wire.requests()[before:], wire=asker.wire,
+                                                 **(facts(s) if facts else {})))
         elif hasattr(session, "exchanges") and RECORDER.get() is not None:  # each request, then its reply
             own = Wire()
             for x in session.exchanges[before:]:

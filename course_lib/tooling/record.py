@@ -4,7 +4,8 @@
 ``fixtures/grading/transcripts/<exercise>.expected.json`` names, with its exercise's grader, and
 records every row as its judge gets it (``grading.runner.RECORDER``). Before it writes anything it
 checks the recording itself: each row judged again from its decoded outcome gets the verdict the
-real run got, every row the run judged was recorded, and every function the chapter's visible cells
+real run got, every row the run judged was recorded (a function that cannot be copied into a server runs
+no row: each of its rows is what its copy said), and every function the chapter's visible cells
 define that fits the exercise is named in the expected file (a new one needs its verdicts written).
 """
 from __future__ import annotations
@@ -15,10 +16,14 @@ import importlib.util
 import json
 import linecache
 import sys
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import nbformat
 
+from course_lib.audit.report import Report
+from course_lib.grading import outcome as o
+from course_lib.grading.child import SourceError
 from course_lib.grading.runner import RECORDER
 from course_lib.paths import ROOT
 from course_lib.tooling import transcripts as t
@@ -69,17 +74,35 @@ def solution(source: str, starter: str):
     return namespace[name]
 
 
+def nested(outcome: o.Outcome) -> o.Outcome:
+    """A row whose state holds outcomes (by key: the capstone's read row, each URI's answer; or alone: the
+    crash an audited server logged) or an audit's report (its lines), as data."""
+    def data(v):
+        if isinstance(v, o.Outcome):
+            return t.encode(v)
+        if isinstance(v, Report):
+            return {"era": v.era, "lines": [asdict(line) for line in v.lines], "expected": v.expected}
+        if isinstance(v, dict) and v and all(isinstance(x, o.Outcome) for x in v.values()):
+            return {key: t.encode(x) for key, x in v.items()}
+        return v
+
+    return replace(outcome, state={k: data(v) for k, v in outcome.state.items()})
+
+
 async def record_one(spec: dict, entry: dict) -> dict:
     """One solution's rows, checked: the verdict judged from each decoded row is the run's own."""
     rows: list = []
-    token = RECORDER.set(lambda s, outcome: rows.append((s, t.encode(outcome))))
+    token = RECORDER.set(lambda s, outcome: rows.append((s, t.encode(nested(outcome)))))
     try:
+        servers = {"servers": [solution(x, spec["starter"]) for x in entry["servers"]]} if "servers" in entry else {}
         card = await dotted(spec["grader"])(solution(entry["source"], spec["starter"]), entry["battery"],
-                                           only=entry.get("only"))
+                                           only=entry.get("only"), **servers)
     finally:
         RECORDER.reset(token)
     judge, by_key = dotted(spec["judge"]), {(s.name, s.era): data for s, data in rows}
     for v in card.verdicts:
+        if isinstance(getattr(v.outcome, "error", None), SourceError):  # a function that cannot be copied to a
+            by_key.setdefault((v.scenario.name, v.scenario.era), t.encode(v.outcome))  # server: what its copy said
         data = by_key.get((v.scenario.name, v.scenario.era))
         if data is None:
             raise RecordingFailed(f"{entry['source']}: {v.scenario.name} ({v.scenario.era}) was not recorded: "

@@ -2,7 +2,8 @@
 
 A served row is recorded as the requests it sent and its lab's wire (``grading.served.answered``): the
 replies the judge read (a strict audit session's row: its own requests and replies; an audit's row:
-the audit's lines and the crash the harness logged). Each function here reads those reply frames as the row's ``ask_row`` reads
+the audit's lines and the crash the harness logged; a paging row: also the lines of the lab that lent it a
+cursor). Each function here reads those reply frames as the row's ``ask_row`` reads
 them from the client session (the student's crash carried as -32603, a reply error as ``MCPError``,
 a result as the SDK's model) and hands them to the exercise's own judge; a row that passed says what
 ``ask_row`` says (``snapshot_server.observed_when_passed``). ``make record`` checks each row judged here
@@ -10,12 +11,14 @@ against the real run, and the exercise module is in the recording's fingerprint 
 from __future__ import annotations
 
 from mcp import MCPError
-from mcp.types import ReadResourceResult
+from mcp.types import ListPromptsResult, ListToolsResult, ReadResourceResult
 
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import read_spec, rows_of
 from course_lib.grading.runner import verdict_of
-from course_lib.grading.served import crash_of
+from course_lib.grading.scorecard import Verdict
+from course_lib.grading.served import Asker, crash_of, judged
+from course_lib.wire import Wire
 
 
 def replies(s, outcome: o.Outcome, method: str) -> list[dict]:
@@ -126,3 +129,73 @@ def judge_envelope(s, outcome: o.Outcome):
     replays = {(r["era"], r["mode"]): (e.outcome_of(r), r["replies_checked"]) for r in outcome.state["replays"]}
     eras, modes = (list(dict.fromkeys(key[i] for key in replays)) for i in (0, 1))
     return e.judge_envelope(s, replays, rows_of(spec)[s.name]["refused_at"], eras, modes, spec["class_hints"])
+
+
+class Recorded:
+    """A lab whose requests are answered from a recording, for ``paging_server.Pages`` and the walker (its
+    ``session`` and ``wire``): each request must be the next one recorded (method and cursor), and its reply
+    is the recorded frame, read as the client session reads it (a reply error raises ``MCPError``)."""
+
+    def __init__(self, name: str, sent, recorded: Wire):
+        self.name, self.sent, self.recorded, self.wire, self.session = name, list(sent), recorded, Wire(), self
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc) -> bool:
+        return False
+
+    async def list_tools(self, params=None):
+        return self.answer("tools/list", params, ListToolsResult)
+
+    async def list_prompts(self, params=None):
+        return self.answer("prompts/list", params, ListPromptsResult)
+
+    def answer(self, method: str, params, model):
+        cursor = None if params is None else params.cursor
+        frame = self.sent.pop(0) if self.sent else None
+        reply = None if frame is None else self.recorded.response_to(frame)
+        if reply is None or (frame.method, frame.params.get("cursor")) != (method, cursor):
+            raise ValueError(f"{self.name}: {method} with cursor {cursor!r} is not the next request recorded "
+                             f"with its reply ({'none' if frame is None else frame.raw})")
+        self.wire.record("→", frame.raw)
+        self.wire.record("←", reply.raw)
+        if "error" in reply.message:
+            error = reply.message["error"]
+            raise MCPError(error["code"], error["message"], error.get("data"))
+        return model.model_validate(reply.message["result"], by_name=False)
+
+
+def settled(coroutine):
+    """What a coroutine that never waits returns (each of its requests answered from a recording)."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("the replay waited for something its recording does not hold")
+
+
+def judge_paging_server(s, outcome: o.Outcome):
+    """Chapter 6's judge on a row's recording: ``paging_server.ask_row`` itself, its requests answered by the
+    row's replies, and a borrowed cursor read from the recorded lines of its lender's lab (``lent``) by
+    ``paging_server.lent_cursor`` (so the lender's failure is the row's, as in the real run)."""
+    from course_lib.grading import paging_server as p
+
+    if outcome.kind == o.CRASHED:  # the function could not be copied to a server (``served.written``)
+        return Verdict(s, False, o.describe(outcome), o.CRASH, outcome)
+    spec = read_spec(p.BATTERY)
+    paging, row, budget, lent = spec["paging"], rows_of(spec)[s.name], spec["budget_seconds"], {"A": None, "B": None}
+    for lender, lines in (outcome.state["lent"] or {}).items():
+        if not lines:
+            raise ValueError(f"{s.name}: the lab of server {lender} did not run when this row was recorded")
+        wire = Wire()
+        for direction, raw in lines:
+            wire.record(direction, raw)
+        asked = [f for f in wire.requests() if f.method != "initialize"]
+        lent[lender] = settled(p.lent_cursor(Recorded(f"{s.name}, lender {lender}", asked, wire), paging, budget, []))
+    replayed = Recorded(s.name, outcome.sent, outcome.state["wire"])
+    found = settled(judged(p.ask_row(p.Pages(Asker(replayed, budget), p.allowed_on(paging, row)), row, lent)))
+    if replayed.sent:
+        raise ValueError(f"{s.name}: {len(replayed.sent)} recorded request(s) left unasked by the row")
+    return verdict_of(s, found)

@@ -3,12 +3,12 @@
 ``fixtures/grading/transcripts/<exercise>.expected.json`` (written by hand, before any run) names the
 solutions of one exercise (``source``: ``path.py:function``, ``notebook.ipynb:reference_name``, or
 ``notebook.ipynb:visible:function`` for a function a visible cell defines), the grading options
-(``battery``, ``only``) and the verdict each row must get (``verdicts``: ``"*"`` for every row, or a
-row's name, or ``name@era``; ``"pass"`` or a failure kind). ``make record`` re-runs them on the real
-servers and writes ``<exercise>.json``: per solution, its ``fingerprint`` and every row's outcome
-(``encode``), with the whole wire of its lab. ``decode`` rebuilds the ``Outcome`` a judge reads.
+(``battery``, ``only``, ``servers``: the capstone's audited functions) and the verdict each row must
+get (``verdicts``: ``"*"`` for every row, a row's name, or ``name@era``; ``"pass"`` or a failure kind).
+``make record`` re-runs them on the real servers and writes ``<exercise>.json``: per solution, its
+``fingerprint`` and every row's outcome (``encode``), with its lab's whole wire; ``decode`` rebuilds it.
 
-A recording is stale when the fingerprint of what it depends on (the solution's source, the battery,
+A recording is stale when the fingerprint of what it depends on (the solution's sources, the battery,
 the servers' source files and the private modules they import, the files its expected file's
 ``depends`` names, the SDK's version) no longer matches: ``stale`` names it.
 """
@@ -28,6 +28,7 @@ from pathlib import Path
 import nbformat
 
 from course_lib.grading import outcome as o
+from course_lib.grading.audited_server import scenarios_of
 from course_lib.grading.battery import load_battery
 from course_lib.wire import Wire
 from course_lib.paths import ROOT, fixture
@@ -222,7 +223,8 @@ def fingerprint(entry: dict, depends=()) -> str:
     # (a battery that configures the harness's server instead names none: its configuration is in the battery)
     named = sorted({s.server for s in scenarios if isinstance(s.server, str)})
     servers = named + [n.removesuffix(".py") for n in SERVERS_SHARED] + _server_helpers(named)
-    parts = [solution_source(entry["source"]), fixture("grading", f"{entry['battery']}.json").read_text("utf-8"),
+    parts = [*map(solution_source, [entry["source"], *entry.get("servers", ())]),
+             fixture("grading", f"{entry['battery']}.json").read_text("utf-8"),
              *((ROOT / "course_lib" / "servers" / f"{n}.py").read_text("utf-8") for n in servers),
              *((ROOT / p).read_text("utf-8") for p in depends), version("mcp"), json.dumps(entry.get("only"))]
     digests = "".join(hashlib.sha256(part.encode()).hexdigest() for part in parts)
@@ -270,18 +272,29 @@ def expected_verdict(verdicts: dict, name: str, era: str) -> str:
     raise KeyError(f"no expected verdict for {name!r} in {era}")
 
 
+def scenarios(battery: str) -> list:
+    """The battery's scenarios as its grader runs them: with its hints, then the audits of the servers it names."""
+    _, found, spec = load_battery(battery)
+    return [replace(s, hints={**spec.get("hints", {}), **s.hints}) for s in found + scenarios_of(spec)]
+
+
 def rows(exercise: str, label: str) -> list[tuple]:
     """The recorded rows of one solution: (scenario, outcome) in battery order."""
-    entry = expected(exercise)["solutions"][label]
-    _, scenarios, spec = load_battery(entry["battery"])
-    by_key = {(s.name, s.era): replace(s, hints={**spec.get("hints", {}), **s.hints}) for s in scenarios}
+    by_key = {(s.name, s.era): s for s in scenarios(expected(exercise)["solutions"][label]["battery"])}
     return [(by_key[(row["scenario"], row["era"])], decode(row["outcome"]))
             for row in recording(exercise)["solutions"][label]["rows"]]
 
 
 def sanitized(text: str) -> str:
     """A recording's text without what differs from run to run: the servers' random cursors (each
-    named by the order it first appears) and how many lines a call stopped at its budget sent."""
-    for n, token in enumerate(dict.fromkeys(re.findall(r'\\"nextCursor\\":\\"([^"\\]+)\\"', text))):
+    named by the order it first appears), a cursor sent that is one of them with one character changed
+    (a tampered cursor, named after it) and how many lines a call stopped at its budget sent."""
+    tokens = list(dict.fromkeys(re.findall(r'\\"nextCursor\\":\\"([^"\\]+)\\"', text)))
+    for sent in dict.fromkeys(re.findall(r'\\"cursor\\":\\"([^"\\]+)\\"', text)):
+        near = [n for n, token in enumerate(tokens)
+                if len(sent) == len(token) and sum(map(str.__ne__, sent, token)) == 1]
+        if sent not in tokens and near:
+            text = text.replace(sent, f"<cursor {near[0]}, one character changed>")
+    for n, token in enumerate(tokens):
         text = text.replace(token, f"<cursor {n}>")
     return re.sub(r'"wire_frames": \d+', '"wire_frames": "N"', text)

@@ -8,7 +8,7 @@ from mcp import MCPError
 from course_lib.errors import CatalogError, CheckFailed
 from course_lib.grading import outcome as o
 from course_lib.grading.battery import load_battery, rows_of
-from course_lib.grading.capstone import URI_CHECK, _documents, judge_reads, judge_refresh
+from course_lib.grading.capstone import URI_CHECK, documents, judge_reads, judge_refresh
 
 _, SCENARIOS, SPEC = load_battery("capstone")
 ROWS = {s.name: s for s in SCENARIOS if s.era == "legacy"}
@@ -89,7 +89,7 @@ def test_a_wrong_catalog_or_refusal_fails_with_its_own_kind(name, outcome, failu
 READ = ROWS["read: allowed and hostile URIs"]
 ROW = rows_of(SPEC)[READ.name]
 ALLOWED = set(SPEC["allowed"])
-DOCUMENTS = _documents()
+DOCUMENTS = documents()
 URIS = ROW["uris"]
 FIRST_ALLOWED, FIRST_HOSTILE = URIS[0], URIS[1]
 

@@ -1,5 +1,6 @@
 """In-process: the checks of tests/stdio/test_grading_capstone.py's subject that start no process."""
 import pytest
+from course_lib import walk
 from course_lib.grading import outcome as o
 from course_lib.grading.capstone import grade_capstone
 from course_lib.grading.earlier import yours
@@ -92,3 +93,149 @@ async def test_the_course_copy_gives_the_starters_and_the_reference_solutions():
     assert starter.starter and not yours("01_pagination", "reference_my_walk").starter
     with pytest.raises(NameError, match="defines no my_nothing"):
         yours("01_pagination", "my_nothing")
+
+
+# -- known-wrong clients: their refresh and bundle rows recorded (fixtures/grading/transcripts/capstone.json) ----
+
+async def listed(lab):
+    """Every page of ``lab``'s catalog through its session; a duplicate name is refused (no library walk)."""
+    from mcp.types import PaginatedRequestParams
+    from course_lib.errors import CatalogError
+
+    names, cursor = [], None
+    for _ in range(32):
+        page = await lab.session.list_tools(params=None if cursor is None else PaginatedRequestParams(cursor=cursor))
+        for tool in page.tools:
+            if tool.name in names:
+                raise CatalogError("duplicate_name", f"{tool.name!r} twice")
+            names.append(tool.name)
+        cursor = page.next_cursor
+        if cursor is None:
+            return names
+    raise CatalogError("page_budget", "32 pages")
+
+
+class RefreshOnActive(SessionClient):
+    async def refresh(self, open_candidate):
+        return await listed(self.lab)  # walks where the schema cache lives
+
+
+class RefreshAdoptingSchemas(SessionClient):
+    async def refresh(self, open_candidate):
+        async with open_candidate() as fresh:
+            names = await listed(fresh)
+            # "adopts" the candidate by copying its schemas into the active session: no message, same harm
+            self.lab.session._tool_output_schemas.update(fresh.session._tool_output_schemas)
+            return names
+
+
+class RefreshThroughTheCache(SessionClient):
+    async def refresh(self, open_candidate):
+        from course_lib.stateless import client_listing
+
+        async with open_candidate() as fresh:
+            return await client_listing(fresh.client)  # page 1 with cache_mode="use"
+
+
+class TruthyCursor(SessionClient):
+    async def refresh(self, open_candidate):
+        names, cursor = [], None
+        async with open_candidate() as fresh:
+            while True:
+                page = await fresh.client.list_tools(cursor=cursor)
+                names += [t.name for t in page.tools]
+                cursor = page.next_cursor
+                if not cursor:  # "" taken for the end
+                    return names
+
+
+class LatestWins(SessionClient):
+    async def refresh(self, open_candidate):
+        tools, cursor = {}, None
+        async with open_candidate() as fresh:
+            for _ in range(32):
+                page = await fresh.client.list_tools(cursor=cursor)
+                tools.update({t.name: t for t in page.tools})  # a conflicting duplicate overwrites silently
+                cursor = page.next_cursor
+                if cursor is None:
+                    return list(tools)
+        raise ValueError("too many pages")
+
+
+class WrongReason(SessionClient):
+    async def refresh(self, open_candidate):
+        from course_lib.errors import CatalogError
+
+        async with open_candidate() as fresh:
+            await listed(fresh)
+        raise CatalogError("cursor_repeated", "not what happened")
+
+
+class Untyped(SessionClient):
+    async def refresh(self, open_candidate):
+        async with open_candidate() as fresh:
+            try:
+                return await listed(fresh)
+            except Exception as exc:
+                raise ValueError(f"refresh failed: {exc}") from None  # loses the reason
+
+
+class WithTheLibrary(SessionClient):
+    async def refresh(self, open_candidate):
+        async with open_candidate() as fresh:
+            return (await walk(fresh)).names
+
+
+class BundleFromTheCache(SessionClient):
+    async def bundle(self):
+        from course_lib import bundles
+
+        first = await bundles.read_manifest(self.lab, cache_mode="use")  # a cached manifest may name r1
+        for manifest in (first, await bundles.read_manifest(self.lab, cache_mode="use")):
+            try:
+                return {"revision": manifest.revision, "texts": await bundles.read_pinned(self.lab, manifest, "use")}
+            except bundles.SnapshotUnavailable:
+                continue
+        raise bundles.BundleError("recovery", f"{first.revision} unavailable twice")
+
+
+class ReadByPrefix(SessionClient):
+    async def read(self, uri):
+        from course_lib.errors import CheckFailed
+
+        CheckFailed.require(uri.startswith("project://atlas/docs/"), "uri_allowlist", uri)
+        return (await self.lab.client.read_resource(uri)).contents[0].text
+
+
+# -- known-wrong page functions under the audit: their audit rows recorded ---------------------------------
+
+def page_repeating(cursor, catalog):
+    """Page 2 hands out the cursor that named it: a client that follows it loops."""
+    size = catalog.page_size
+    return (catalog.names[:size], "again") if cursor is None else (catalog.names[size:2 * size], "again")
+
+
+def page_crashing(cursor, catalog):
+    return catalog.names[:catalog.page_size], {"offset": 2}[cursor]  # KeyError on page 1
+
+
+def page_unsigned(cursor, catalog):
+    """Plain offsets: the audit edits one (2 made 3) and is served that page, a MUST of the course that fails."""
+    start = int(cursor) if cursor and cursor.isdigit() else 0
+    end = start + catalog.page_size
+    return catalog.names[start:end], str(end) if end < len(catalog.names) else None
+
+
+def page_lenient(cursor, catalog):
+    """Signed offsets, but any cursor that is not one is read as page 1: a forged or an edited cursor is
+    served page 1, a WARN (the spec's SHOULD), not a MUST that fails."""
+    import hashlib
+    import hmac
+
+    def sign(offset: int) -> str:
+        return f"{offset}.{hmac.new(catalog.key, str(offset).encode(), hashlib.sha256).hexdigest()[:16]}"
+
+    head = (cursor or "").partition(".")[0]
+    start = int(head) if head.isdigit() and cursor == sign(int(head)) else 0
+    end = start + catalog.page_size
+    return catalog.names[start:end], sign(end) if end < len(catalog.names) else None

@@ -44,10 +44,9 @@ def judged(exercise: str, label: str):
 @pytest.mark.parametrize("exercise, label", SOLUTIONS, ids=[f"{e}:{label}" for e, label in SOLUTIONS])
 def test_every_recorded_row_gets_its_expected_verdict(exercise, label):
     entry = t.expected(exercise)["solutions"][label]
-    _, scenarios, _ = load_battery(entry["battery"])
     verdicts = judged(exercise, label)
     assert [(v.scenario.name, v.scenario.era) for v in verdicts] == [
-        (s.name, s.era) for s in select(scenarios, entry.get("only"), None)], "every row of the run, in order"
+        (s.name, s.era) for s in select(t.scenarios(entry["battery"]), entry.get("only"), None)], "every row, in order"
     for v in verdicts:
         wanted = t.expected_verdict(entry["verdicts"], v.scenario.name, v.scenario.era)
         assert ("pass" if v.passed else v.failure_class) == wanted, (v.scenario.name, v.scenario.era, v.observed)
@@ -168,6 +167,10 @@ def test_sanitizing_sets_aside_only_the_cursors_and_a_stopped_calls_length():
     text = json.dumps({"wire": [["←", line], ["→", line.replace("result", "params")]], "wire_frames": 4321})
     assert t.sanitized(text) == text.replace("KAggq0qohfm8ws7s", "<cursor 0>").replace("4321", '"N"')
     assert t.sanitized(json.dumps({"value": ["alpha"]})) == json.dumps({"value": ["alpha"]})
+    sent = [["→", '{"params":{"cursor":"KAggq0qohfm8ws7t"}}'], ["→", '{"params":{"cursor":"KAggq0qohfm8wsXX"}}']]
+    assert t.sanitized(json.dumps({"wire": [["←", line], *sent]})) == json.dumps({"wire": [
+        ["←", line.replace("KAggq0qohfm8ws7s", "<cursor 0>")],
+        ["→", '{"params":{"cursor":"<cursor 0, one character changed>"}}'], sent[1]]}), "two changed: no cursor of it"
 
 
 @pytest.mark.parametrize("exercise, row, old, new, said", [
@@ -176,6 +179,8 @@ def test_sanitizing_sets_aside_only_the_cursors_and_a_stopped_calls_length():
      "answered"),  # its text
     ("read_handler", "names the chapter never showed", '"mimeType": "text/markdown"', '"mimeType": "text/plain"',
      "got"),  # its type
+    ("paging_server", "complete catalog", '"name":"beta"', '"name":"omega"',
+     "the walker read ['alpha', 'omega', "),  # a name on page 1
 ])
 def test_a_served_row_judged_on_another_reply_gets_another_verdict(exercise, row, old, new, said):
     """The negative control of a served row's recording: the reference's first reply frame of the row
@@ -233,3 +238,81 @@ def test_a_replay_judged_on_another_check_or_a_later_reply_gets_another_verdict(
     assert other.failure_class == o.WRONG_RESULT and "refused at [id_type], not at jsonrpc_version" in other.observed
     later = judge(s, outcome.with_wire((), replays=[*replays[:3], {**replays[3], "replies_checked": 1}]))
     assert later.failure_class == o.WRONG_RESULT and later.observed.startswith("2026-07-28 -O: refused at")
+
+
+def test_a_borrowed_cursor_is_judged_from_its_lenders_recorded_lines():
+    """The negative control of a row that borrows a cursor: the lender's recorded page 1 refused is the
+    row's failure (the row then sends nothing); a lender's cursor other than the one the row sent is
+    no recording of this row at all (the replay refuses it)."""
+    from course_lib.wire import Wire
+
+    judge = dotted(t.expected("paging_server")["judge"])
+    s, outcome = next((s, outcome) for s, outcome in t.rows("paging_server", "reference") if s.name == "foreign cursor")
+    assert judge(s, outcome).passed and list(outcome.state["lent"]) == ["B"]
+    lines = outcome.state["lent"]["B"]
+    (cursor,) = {json.loads(raw)["result"]["nextCursor"] for d, raw in lines if '"nextCursor"' in raw}
+    assert [f.params["cursor"] for f in outcome.sent] == [cursor], "the row sent the cursor its lender gave"
+    refused = [[d, json.dumps({"jsonrpc": "2.0", "id": json.loads(raw)["id"], "error": {"code": -32602, "message": "no"}})
+                if cursor in raw else raw] for d, raw in lines]
+    verdict = judge(s, outcome.with_wire((), wire=Wire(), lent={"B": refused}))
+    assert verdict.failure_class == o.WRONG_REFUSAL
+    assert verdict.observed == "server 'paging-b': page 1 was refused: MCPError -32602: no"
+    other = [[d, raw.replace(cursor, cursor[:-1] + "0" if cursor[-1] != "0" else "1")] for d, raw in lines]
+    with pytest.raises(ValueError, match="not the next request recorded"):
+        judge(s, outcome.with_wire(outcome.sent, lent={"B": other}))
+
+
+def test_a_capstone_refresh_row_judged_on_other_facts_gets_another_verdict():
+    """The negative control of the capstone's recorded refresh rows: the reference's facts with one message
+    sent on the active session, or with page 1 never asked of the candidate, are a wrong result; the
+    starter's crash, which broke no rule on the wire, gets the battery's crash hint."""
+    judge = dotted(t.expected("capstone")["judge"])
+    s, outcome = t.rows("capstone", "reference")[0]
+    assert s.name == 'refresh: "" and an empty page' and judge(s, outcome).passed
+    assert outcome.state["touched"] == 0 and outcome.state["page_1"] >= 1
+    touched = judge(s, outcome.with_wire((), touched=1))
+    assert touched.failure_class == o.WRONG_RESULT
+    assert touched.observed.startswith("sent 1 message(s) on the active session during the refresh")
+    unasked = judge(s, outcome.with_wire((), page_1=0))
+    assert unasked.failure_class == o.WRONG_RESULT and unasked.observed.startswith("page 1 never reached")
+    s, outcome = t.rows("capstone", "starter")[0]
+    assert judge(s, outcome).scenario.hint == load_battery("capstone")[2]["crash_hint"]
+
+
+def test_a_capstone_read_row_judged_on_another_read_gets_another_verdict():
+    """The negative control of the capstone's recorded read row: the reference's answers with one URI
+    outside the allowlist among the reads that reached the server are a wrong result naming it."""
+    judge = dotted(t.expected("capstone")["judge"])
+    s, outcome = next((s, outcome) for s, outcome in t.rows("capstone", "reference") if s.name.startswith("read"))
+    assert judge(s, outcome).passed
+    allowed, answers = set(load_battery("capstone")[2]["allowed"]), outcome.state["answers"]
+    hostile = next(uri for uri in answers if uri not in allowed)
+    assert hostile not in outcome.state["reads"] and len(outcome.state["reads"]) == 3
+    verdict = judge(s, outcome.with_wire((), reads=[*outcome.state["reads"], hostile]))
+    assert verdict.failure_class == o.WRONG_RESULT
+    assert verdict.observed.startswith(f"1 URI(s) outside the allowlist reached the server, e.g. {hostile!r}")
+
+
+def test_a_capstone_audit_row_is_judged_on_the_audits_recorded_lines():
+    """The capstone's audit rows on their recorded lines: a page function the audit only warns about passes
+    (its forged cursor served page 1 is a WARN, the card says no MUST line fails); the negative control,
+    the reference's lines with one MUST line failing, is a wrong result, and with a logged crash, a crash."""
+    from course_lib.audit.report import Line, Report
+    from course_lib.grading.audited_server import card_lines
+
+    judge = dotted(t.expected("capstone")["judge"])
+    (s, lenient), _ = t.rows("capstone", "page_lenient")
+    assert judge(s, lenient).passed
+    lines = [Line(**x) for x in lenient.state["audit"]["lines"]]
+    assert "cursor.forged" in {line.check for line in lines if line.verdict == "WARN"}
+    report = Report([], lenient.state["audit"]["era"], lines)
+    assert "no MUST line fails" in " ".join(card_lines(load_battery("capstone")[2], {"my_page": report}))
+    s, outcome = t.rows("capstone", "reference")[-1]
+    assert s.name == "audit: my_page (chapter 06)" and judge(s, outcome).passed
+    audit = outcome.state["audit"]
+    must = next(n for n, x in enumerate(audit["lines"]) if x["rule"].startswith("MUST") and x["era"] in (s.era, "all"))
+    failed = {**audit, "lines": [{**x, "verdict": "FAIL"} if n == must else x for n, x in enumerate(audit["lines"])]}
+    verdict = judge(s, outcome.with_wire((), audit=failed))
+    assert verdict.failure_class == o.WRONG_RESULT and verdict.observed.startswith(audit["lines"][must]["check"])
+    crash = t.encode(o.crash_from({"crashed": "KeyError", "message": "'x'"}))
+    assert judge(s, outcome.with_wire((), audit=failed, crash=crash)).failure_class == o.CRASH

@@ -1,11 +1,10 @@
 """A recording cannot drift silently: re-recorded on the real servers, it is the committed one.
 
 The reference and a wrong solution of chapter 2's exercise, and the references of the served exercises
-of chapters 3, 4, 5 and 8 and of chapter 8's envelope checker (their one real run with every row passing),
-are recorded again into a temporary folder
-(``make record``'s own code) and compared, solution by solution, with
-``fixtures/grading/transcripts/<exercise>.json``, once the servers' random cursors and the length of
-a stopped call's wire are set aside (``transcripts.sanitized``)."""
+of chapters 3, 4, 5, 6 and 8, of chapter 8's envelope checker and of the capstone's client (their one
+real run with every row passing), are recorded again into a temporary folder (``make record``'s own code)
+and compared, solution by solution, with ``fixtures/grading/transcripts/<exercise>.json``, once the
+servers' random cursors and the length of a stopped call's wire are set aside (``transcripts.sanitized``)."""
 import json
 
 import pytest
@@ -17,7 +16,9 @@ pytestmark = pytest.mark.anyio
 AGAIN = {"walk_restart": ["reference", "keeps_the_refused_pages"],  # every row of the battery, and a wrong restart
          "tool_result": ["reference"], "snapshot_server": ["reference"],  # served: the harness's real replies
          "checked_tools": ["reference"], "read_handler": ["reference"],  # and the audit's lines
-         "envelope": ["reference"]}  # its replays in both interpreters
+         "envelope": ["reference"],  # its replays in both interpreters
+         "paging_server": ["reference"],  # and the lines of the labs that lend it cursors
+         "capstone": ["reference"]}  # the facts of its refresh rows, the wire of its bundle rows
 
 
 @pytest.mark.parametrize("exercise", AGAIN)
