@@ -150,8 +150,7 @@ class Scorecard(Shown):
             observed = list(dict.fromkeys(v.observed for v in vs))
             hints = list(dict.fromkeys(v.hint for v in vs))
             out.append({
-                "scenario": name,
-                "eras": [v.scenario.era for v in vs],
+                "scenario": name, "eras": [v.scenario.era for v in vs],
                 "expected": list(dict.fromkeys(describe_expectation(v.scenario.expect) for v in vs)),
                 "observed": [(None if len(observed) == 1 else v.scenario.era, v.observed)
                              for v in vs if len(observed) > 1 or v is vs[0]],
