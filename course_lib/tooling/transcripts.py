@@ -20,7 +20,6 @@ import hashlib
 import importlib
 import json
 import re
-from dataclasses import replace
 from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
@@ -275,7 +274,7 @@ def expected_verdict(verdicts: dict, name: str, era: str) -> str:
 def scenarios(battery: str) -> list:
     """The battery's scenarios as its grader runs them: with its hints, then the audits of the servers it names."""
     _, found, spec = load_battery(battery)
-    return [replace(s, hints={**spec.get("hints", {}), **s.hints}) for s in found + scenarios_of(spec)]
+    return [dataclasses.replace(s, hints={**spec.get("hints", {}), **s.hints}) for s in found + scenarios_of(spec)]
 
 
 def rows(exercise: str, label: str) -> list[tuple]:
@@ -286,9 +285,9 @@ def rows(exercise: str, label: str) -> list[tuple]:
 
 
 def sanitized(text: str) -> str:
-    """A recording's text without what differs from run to run: the servers' random cursors (each
-    named by the order it first appears), a cursor sent that is one of them with one character changed
-    (a tampered cursor, named after it) and how many lines a call stopped at its budget sent."""
+    """A recording's text without what differs from run to run: the servers' random cursors (named by
+    order of appearance; a tampered one, one character changed, after it), how many lines a call stopped
+    at its budget sent, and the seconds an audit line measured (an exit, a late reply, the card's time)."""
     tokens = list(dict.fromkeys(re.findall(r'\\"nextCursor\\":\\"([^"\\]+)\\"', text)))
     for sent in dict.fromkeys(re.findall(r'\\"cursor\\":\\"([^"\\]+)\\"', text)):
         near = [n for n, token in enumerate(tokens)
@@ -297,4 +296,5 @@ def sanitized(text: str) -> str:
             text = text.replace(sent, f"<cursor {near[0]}, one character changed>")
     for n, token in enumerate(tokens):
         text = text.replace(token, f"<cursor {n}>")
+    text = re.sub(r"\d+\.\d( s (?:later|after)| s; exit status)", r"N\1", text)
     return re.sub(r'"wire_frames": \d+', '"wire_frames": "N"', text)

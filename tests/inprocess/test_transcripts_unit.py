@@ -173,6 +173,14 @@ def test_sanitizing_sets_aside_only_the_cursors_and_a_stopped_calls_length():
         ["→", '{"params":{"cursor":"<cursor 0, one character changed>"}}'], sent[1]]}), "two changed: no cursor of it"
 
 
+def test_sanitizing_sets_aside_the_seconds_an_audit_measured_not_its_budgets():
+    measured = ["gone 0.1 s later", "by itself 1.0 s after stdin EOF", "0 left over; 12.3 s; exit status 1"]
+    assert [t.sanitized(x) for x in measured] == ["gone N s later", "by itself N s after stdin EOF",
+                                                  "0 left over; N s; exit status 1"]
+    budgets = "still running 5 s after stdin EOF; past the 0.5 s request budget; 3.2 s of 20 s"
+    assert t.sanitized(budgets) == budgets
+
+
 @pytest.mark.parametrize("exercise, row, old, new, said", [
     ("tool_result", "string, as declared", '"old"', '"new"', "not the value"),  # its structuredContent
     ("checked_tools", "valid input runs the tool", '"text": "resize ran with', '"text": "resize ran without',

@@ -4,7 +4,8 @@ The reference and a wrong solution of chapter 2's exercise, and the references o
 of chapters 3, 4, 5, 6 and 8, of chapter 8's envelope checker and of the capstone's client (their one
 real run with every row passing), are recorded again into a temporary folder (``make record``'s own code)
 and compared, solution by solution, with ``fixtures/grading/transcripts/<exercise>.json``, once the
-servers' random cursors and the length of a stopped call's wire are set aside (``transcripts.sanitized``)."""
+servers' random cursors, the length of a stopped call's wire and the seconds an audit line measured are
+set aside (``transcripts.sanitized``)."""
 import json
 
 import pytest
