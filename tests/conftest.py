@@ -27,11 +27,12 @@ PORTABLE_RUN = "test_chapters_pass_with_the_temporary_directory_behind_a_symlink
 # The longest files, started first (pytest-xdist's ``--dist loadfile`` hands out whole files in
 # this order, pyproject's ``--no-loadscope-reorder``): the workers then finish together.
 # A hint for the order only; a file not listed keeps its place after them.
-LONGEST_FIRST = ("tests/world/test_classroom.py", "notebooks/07_real_software.ipynb", "tests/stdio/test_schema_cache_facts.py",
-                 "tests/world/test_real_servers.py", "tests/stdio/test_portable.py", "tests/stdio/test_chapter_walkers.py",
-                 "tests/stdio/test_exercises.py", "tests/world/test_peers.py", "tests/world/test_browser_check.py",
-                 "tests/world/test_instructor_view.py", "notebooks/03_schema_cache.ipynb", "notebooks/08_stateless_wire.ipynb",
-                 "tests/stdio/test_grading_paging_server.py", "notebooks/06_paginating_server.ipynb")
+LONGEST_FIRST = ("notebooks/07_real_software.ipynb", "tests/stdio/test_schema_cache_facts.py",
+                 "tests/world/test_instructor_view.py", "tests/world/test_classroom.py", "tests/stdio/test_audit.py",
+                 "tests/stdio/test_portable.py", "tests/world/test_browser_check.py", "notebooks/08_stateless_wire.ipynb",
+                 "notebooks/06_paginating_server.ipynb", "tests/stdio/test_sdk129_client.py",
+                 "tests/stdio/test_troubleshooting.py", "notebooks/04_resources_and_uris.ipynb", "tests/world/test_peers.py",
+                 "tests/world/test_real_servers.py", "tests/stdio/test_audit_http.py", "tests/stdio/test_audit_ci.py")
 
 
 def _file(item, root: Path) -> str:
