@@ -9,7 +9,7 @@ returns a ``Report``: lines of PASS / WARN / FAIL / INFO, each naming the rule i
 ``python -m course_lib.audit -- CMD ARGS…`` prints the same card (``--json`` for machines); its
 exit status is non-zero when a MUST fails. The probes, in order:
 
-- ``launch``: stdout before any input, the handshake's lines, stderr (information), the exit on
+- ``launch``: stdout before any input and before the reply to initialize, the handshake's lines, stderr (information), the exit on
   stdin EOF (a forced stop is its own verdict); a first reply later than the request budget is
   ``launch.late`` (a MUST of the course), and the era lines it cut short say "not checked";
 - ``eras``: the 2025-11-25 handshake, ``server/discover`` with the 2026-07-28 envelope, ``auto``;

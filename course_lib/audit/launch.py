@@ -1,8 +1,9 @@
 """Launch, stdout and exit: one process watched byte by byte, without the strict client in between.
 
-Before any input: what the server writes to stdout (a banner there breaks every client). Then
-the handshake, and every stdout line until its reply is classified: a JSON-RPC message, a
-non-protocol line, or a line past the frame budget. Then stdin EOF: the server must exit by
+Before any input (a short window) and until its reply to initialize: what the server writes to
+stdout (a banner there breaks every client; a slow start prints it after the window, still before
+the reply). Every stdout line is classified: a JSON-RPC message, a non-protocol line, or a line
+past the frame budget. Then stdin EOF: the server must exit by
 itself, with 0, within the exit budget, writing nothing more; a forced stop (SIGTERM, then
 SIGKILL for the group) is its own verdict. stderr is information, as the stdio transport allows.
 """
@@ -30,8 +31,7 @@ STDERR = "MAY (spec: stdio, stderr for logging)"
 LATE = "MUST (course: every reply within the request budget)"
 LATE_MARGIN = 1.0  # seconds of the probe's budget kept for closing stdin and the exit
 MAX_FRAME = 4 * 1024 * 1024
-QUIET = 0.3  # seconds the audit listens before the first input (after a course server's ready file)
-COLD_QUIET = 1.0  # the same for any other command, which says nothing about its start-up
+QUIET = 0.3  # seconds the audit listens before the first input (from the start; a course server's: its ready file)
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": LEGACY_VERSION, "capabilities": {},
                    "clientInfo": {"name": "course-audit", "version": "1.0"}}}
@@ -79,6 +79,7 @@ async def run(ctx: Context, report) -> None:
 
     seen: dict[str, list[bytes]] = {"message": [], "noise": [], "oversized": []}
     early: list[bytes] = []
+    unanswered: list[bytes] = []  # non-protocol lines after the first input, before the reply to it
     exited = forced = False
     tail = b""
     answered = False
@@ -92,7 +93,7 @@ async def run(ctx: Context, report) -> None:
             try:
                 if target.course_server:  # an exit before it is ready: no answer, judged below
                     await wait_ready(process, ctx.budget, on_exit=_NotServing, on_timeout=_NotServing)
-                early = await lines.read(QUIET if target.course_server else COLD_QUIET)
+                early = await lines.read(QUIET)
                 # stdout ended, or stdin no longer read, before any input: the exit (once reaped, within
                 # the exit budget) is judged as one before any input, however late it is reaped
                 if lines.closed and await process.wait_exit(ctx.exit_budget) or process.returncode is not None:
@@ -112,6 +113,8 @@ async def run(ctx: Context, report) -> None:
                         kind = classify(line)
                         seen[kind].append(line)
                         message = json.loads(line) if kind == "message" else {}
+                        if kind == "noise" and not answered:
+                            unanswered.append(line)
                         answered = answered or (message.get("id") == 1 and "method" not in message)
                 took_reply = time.monotonic() - sent
                 if answered:
@@ -136,7 +139,7 @@ async def run(ctx: Context, report) -> None:
             process.signal_group(signal.SIGTERM)
     ctx.leftovers.extend(process.swept)
     code = process.returncode
-    _before_input(report, early)
+    _before_input(report, early, unanswered)
     ctx.noise.extend(line for line in early if classify(line) == "noise")
     ctx.noise.extend(seen["noise"])
     ctx.oversized.extend(MAX_FRAME for _ in seen["oversized"])
@@ -192,11 +195,12 @@ def not_checked(ctx: Context, report) -> None:
             report.lines[i] = replace(line, verdict="INFO", rule=LATE, detail=why)
 
 
-def _before_input(report, early: list[bytes]) -> None:
+def _before_input(report, early: list[bytes], unanswered: list[bytes]) -> None:
     early_noise = [line for line in early if classify(line) != "message"]
-    if early_noise:
+    if early_noise or unanswered:
+        noise, when = (early_noise, "any input") if early_noise else (unanswered, "its reply to initialize")
         report.add("stdout.before-input", "FAIL", STDIO, LEGACY,
-                   f"{len(early_noise)} non-protocol line(s) before any input: {shown(early_noise[0])}")
+                   f"{len(noise)} non-protocol line(s) before {when}: {shown(noise[0])}")
     elif early:
         report.add("stdout.before-input", "WARN", BEFORE, LEGACY, f"{len(early)} message(s) before any input")
     else:
