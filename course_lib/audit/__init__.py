@@ -43,7 +43,7 @@ from course_lib.audit import dying, eras, frames, launch, lists, specschema, too
 from course_lib.audit.jobs import PARALLEL, Jobs, cancellable, chain, slot_of
 from course_lib.audit.report import Line, Report
 from course_lib.audit.resources import read_canonical, read_missing, read_spellings
-from course_lib.audit.session import Context, Target, more_time
+from course_lib.audit.session import EXIT_BUDGET, Context, Target, more_time
 from course_lib.audit.tools import answer_kind
 from course_lib.protocol import AUTO, LEGACY, MODERN_VERSION
 
@@ -76,12 +76,13 @@ SUMMARY_LINES = {"stdout.noise": (launch.STDIO, f"{STDIO_ONLY} (its stdout lines
 
 async def audit(argv: Sequence[str] = (), env: dict[str, str] | None = None, cwd: str | None = None,
                 era: str = "all", budget: float = BUDGET, request_timeout: float | None = None,
-                exit_budget: float = 5.0, url: str | None = None) -> Report:
+                exit_budget: float = EXIT_BUDGET, url: str | None = None) -> Report:
     """Audit the stdio server ``argv`` (or the Streamable HTTP server at ``url``); ``era`` is
     ``legacy``, ``2026-07-28``, ``auto`` or ``all``.
 
     ``budget`` bounds each probe (seconds); ``request_timeout`` each reply (default: the budget,
-    at most 10 s); ``exit_budget`` how long the server may take to exit after stdin EOF.
+    at most 10 s); ``exit_budget`` how long the server may take to exit after stdin EOF, or after its
+    client died (default: 2 s, as long as the official SDK client waits before it stops the server).
     """
     argv = [str(part) for part in argv]
     if url is not None and (argv or env or cwd):
@@ -276,5 +277,5 @@ def _summary(ctx: Context, report: Report, died: tuple[str, str] | None) -> None
                    + (f" ({ctx.forced} stopped by force)" if ctx.forced else ""))
 
 
-__all__ = ["ALL_CHECKS", "CAN_FAIL", "ERA_CHOICES", "REPORT_ONLY", "Line", "Report", "answer_kind", "audit",
+__all__ = ["ALL_CHECKS", "CAN_FAIL", "ERA_CHOICES", "EXIT_BUDGET", "REPORT_ONLY", "Line", "Report", "answer_kind", "audit",
            "read_canonical", "read_missing", "read_spellings"]

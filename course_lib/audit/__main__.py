@@ -1,5 +1,5 @@
 """``python -m course_lib.audit [--env K=V]... [--cwd DIR] [--era ERA] [--json] [--budget S]
-[--request-timeout S] [--expected FILE] [--junit FILE] -- CMD ARGS…`` (or ``--url URL`` instead of
+[--request-timeout S] [--exit-budget S] [--expected FILE] [--junit FILE] -- CMD ARGS…`` (or ``--url URL`` instead of
 ``-- CMD ARGS…``)
 
 Prints the report card of the stdio server ``CMD ARGS…`` (``--json``: the report as JSON, valid
@@ -25,7 +25,7 @@ import anyio
 
 from pathlib import Path
 
-from course_lib.audit import BUDGET, ERA_CHOICES, audit
+from course_lib.audit import BUDGET, ERA_CHOICES, EXIT_BUDGET, audit
 from course_lib.audit.ci import ExpectedFileError, junit, read_expected
 
 
@@ -38,6 +38,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--budget", type=float, default=BUDGET, help="seconds per probe")
     p.add_argument("--request-timeout", type=float, default=None, metavar="S",
                    help="seconds each reply may take (default: the budget, at most 10)")
+    p.add_argument("--exit-budget", type=float, default=EXIT_BUDGET, metavar="S",
+                   help=f"seconds the server may take to exit by itself (default {EXIT_BUDGET:g}, as the SDK client waits)")
     p.add_argument("--expected", metavar="FILE", help="known findings (JSON): they do not fail the exit status")
     p.add_argument("--junit", metavar="FILE", help="also write the card as JUnit XML")
     p.add_argument("--url", help="audit the Streamable HTTP server at URL (no command)")
@@ -67,7 +69,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     report = anyio.run(lambda: audit(args.command, env=args.env or None, cwd=args.cwd, era=args.era,
-                                     budget=args.budget, request_timeout=args.request_timeout, url=args.url))
+                                     budget=args.budget, request_timeout=args.request_timeout,
+                                     exit_budget=args.exit_budget, url=args.url))
     report.expected = args.expected
     if args.junit:
         Path(args.junit).write_text(junit(report), encoding="utf-8")

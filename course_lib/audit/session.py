@@ -26,6 +26,9 @@ from course_lib.line_client import LineClient
 ENVELOPE_CHECKS = ("stdout_noise", "response_object", "jsonrpc_version", "id_type", "id_match",
                    "result_xor_error")
 PROBE_ENDED = "MUST (spec: lifecycle, a server answers until its stdin closes)"
+# Seconds a server may take to exit by itself, after stdin EOF or after its client died: as long as
+# the official SDK's stdio client waits after closing stdin before it stops the server (mcp.client.stdio)
+EXIT_BUDGET = 2.0
 NOT_SUPPORTED_CODES = (-32600, -32601, -32602, -32022)  # what an era's first request gets from a server without it
 
 
@@ -60,7 +63,7 @@ class Context:
     forced: int = 0
     leftovers: list[int] = field(default_factory=list)  # processes a stop's sweep had to kill
     outlived: list[str] = field(default_factory=list)  # what was still running when the server had exited by itself
-    exit_budget: float = 5.0  # how long the exit probe waits for the server to exit by itself
+    exit_budget: float = EXIT_BUDGET  # how long the server may take to exit by itself
     noise: list[bytes] = field(default_factory=list)  # non-JSON stdout lines, from every probe
     oversized: list[int] = field(default_factory=list)  # frame budgets that a line passed
     eras_seen: dict = field(default_factory=dict)  # era -> the protocol version it answered with
