@@ -4,8 +4,9 @@ A killed client closes nothing in order: the kernel closes both ends of its pipe
 server reads end of file with a request still unanswered, and its next write finds no reader.
 The probe does exactly that on an era probe's process after its list walk (the legacy era's when it
 is walked), or on a fresh process after the handshake (answered or not: a server of the 2026-07-28
-era refuses it, and must still go), with ``tools/list`` in flight (no reply read, nothing signalled), then
-watches the server and
+era refuses it, and must still go), with ``tools/list`` in flight (no reply read, nothing signalled;
+its end of stdout closed before the request is sent, so that the reply finds no reader however fast
+the server writes it: the verdict does not depend on a race), then watches the server and
 everything it started (its process group, its session, what carries its lab's mark: see
 ``proctree.lab_processes``) for the exit budget. What is still running then is named by its
 command line; the probe's stop ends it.
@@ -26,14 +27,15 @@ DIED = "MUST (course: a server and what it started go when its client dies)"
 POLL = 0.05  # seconds between two looks at what is still running
 
 
-async def _die(process) -> None:
-    """Close the client's ends of both pipes at once, as the kernel does for a client that died.
+async def _die(process, fds=(1, 0)) -> None:
+    """Close the client's ends of the pipes ``fds`` (the server's 1: stdout, 0: stdin), as the kernel
+    does for a client that died.
 
     A fork-server lab's pipe ends are plain descriptors; a cold start's are asyncio pipe transports,
     whose stream ``aclose`` would only mark the stream ended: the transports themselves are closed
     (not the process transport, whose ``close`` would kill the server)."""
     transport = getattr(getattr(process._proc, "_process", None), "_transport", None)
-    for fd, end in ((1, process.stdout), (0, process.stdin)):
+    for fd, end in ((fd, {1: process.stdout, 0: process.stdin}[fd]) for fd in fds):
         pipe = transport.get_pipe_transport(fd) if transport is not None else None
         try:
             pipe.close() if pipe is not None else await end.aclose()
@@ -72,8 +74,11 @@ async def _dies(ctx: Context, conn) -> tuple[str, str]:
     alive: set[int] = set()
     took = 0.0
     process = conn.process
+    # The client dies before the reply is written, whatever the server's speed: its end of stdout is
+    # closed first (the reply finds no reader), then the request is sent and stdin closes.
+    await _die(process, (1,))
     await conn.send(conn.request_line("course-audit-in-flight", method))
-    await _die(process)
+    await _die(process, (0,))
     died = time.monotonic()
     while True:
         alive = proctree.lab_processes(process.pid, process.workdir, process.started)
