@@ -72,6 +72,18 @@ def test_the_cli_names_the_repeated_cursor_and_prints_a_narrow_table():
     assert done.stdout.splitlines()[-1].endswith("exit status 1")
 
 
+def test_the_exit_budget_is_the_clis_to_set():
+    """flawed --mode linger outlives its dying client: the line names the budget given on the command
+    line (the default is 2 s, as long as the SDK's stdio client waits)."""
+    done = subprocess.run([sys.executable, "-m", "course_lib.audit", "--json", "--era", "legacy", "--exit-budget", "0.7",
+                           "--", *course_server_argv("flawed", "linger")], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    lines = {key(line): line for line in json.loads(done.stdout)["lines"]}
+    died = lines["exit.client-died@all"]
+    assert (died["verdict"], done.returncode) == ("FAIL", 1)
+    assert died["detail"].startswith("1 process(es) still running 0.7 s after the client died"), died
+
+
 def test_bad_usage_is_a_clear_error():
     done = subprocess.run([sys.executable, "-m", "course_lib.audit", "--env", "NOEQUALS", "--", "x"],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
