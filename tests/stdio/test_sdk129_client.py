@@ -7,6 +7,7 @@ The expectations are the hand-written ``fixtures/sdk129/client.json``. ``fixture
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import subprocess
@@ -37,9 +38,16 @@ def present(interpreter, names: list[str]) -> dict[str, bool]:
     return dict(zip(names, json.loads(out.stdout)))
 
 
-def in_both(*names: str) -> dict[str, list[bool]]:
-    old, new = present(sdk129.python(), list(names)), present(sys.executable, list(names))
+@functools.cache
+def _both() -> dict[str, list[bool]]:
+    """Every name of the oracle, asked of each interpreter once (an interpreter start imports mcp)."""
+    names = list(ORACLE["names"])
+    old, new = present(sdk129.python(), names), present(sys.executable, names)
     return {name: [old[name], new[name]] for name in names}
+
+
+def in_both(*names: str) -> dict[str, list[bool]]:
+    return {name: _both()[name] for name in names}
 
 
 def expected(*names: str) -> dict[str, list[bool]]:
