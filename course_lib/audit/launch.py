@@ -32,6 +32,8 @@ LATE = "MUST (course: every reply within the request budget)"
 LATE_MARGIN = 1.0  # seconds of the probe's budget kept for closing stdin and the exit
 MAX_FRAME = 4 * 1024 * 1024
 QUIET = 0.3  # seconds the audit listens before the first input (from the start; a course server's: its ready file)
+# What a server may send before initialized (spec: lifecycle): a ping, a log message; the reply itself.
+EARLY_ALLOWED = ("ping", "notifications/message", None)
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": LEGACY_VERSION, "capabilities": {},
                    "clientInfo": {"name": "course-audit", "version": "1.0"}}}
@@ -79,7 +81,7 @@ async def run(ctx: Context, report) -> None:
 
     seen: dict[str, list[bytes]] = {"message": [], "noise": [], "oversized": []}
     early: list[bytes] = []
-    unanswered: list[bytes] = []  # non-protocol lines after the first input, before the reply to it
+    unanswered: list[bytes] = []  # after the first input, before the reply to it: non-protocol lines, messages
     exited = forced = False
     tail = b""
     answered = False
@@ -113,7 +115,7 @@ async def run(ctx: Context, report) -> None:
                         kind = classify(line)
                         seen[kind].append(line)
                         message = json.loads(line) if kind == "message" else {}
-                        if kind == "noise" and not answered:
+                        if not answered and (kind == "noise" or message.get("method") not in EARLY_ALLOWED):
                             unanswered.append(line)
                         answered = answered or (message.get("id") == 1 and "method" not in message)
                 took_reply = time.monotonic() - sent
@@ -197,12 +199,17 @@ def not_checked(ctx: Context, report) -> None:
 
 def _before_input(report, early: list[bytes], unanswered: list[bytes]) -> None:
     early_noise = [line for line in early if classify(line) != "message"]
-    if early_noise or unanswered:
-        noise, when = (early_noise, "any input") if early_noise else (unanswered, "its reply to initialize")
+    late_noise = [line for line in unanswered if classify(line) != "message"]
+    late_messages = [json.loads(line) for line in unanswered if classify(line) == "message"]
+    if early_noise or late_noise:
+        noise, when = (early_noise, "any input") if early_noise else (late_noise, "its reply to initialize")
         report.add("stdout.before-input", "FAIL", STDIO, LEGACY,
                    f"{len(noise)} non-protocol line(s) before {when}: {shown(noise[0])}")
     elif early:
         report.add("stdout.before-input", "WARN", BEFORE, LEGACY, f"{len(early)} message(s) before any input")
+    elif late_messages:
+        report.add("stdout.before-input", "WARN", BEFORE, LEGACY, f"{len(late_messages)} message(s) before its "
+                   f"reply to initialize, first: {str(late_messages[0].get('method'))[:60]}")
     else:
         report.add("stdout.before-input", "PASS", STDIO, LEGACY, "nothing on stdout before any input")
 

@@ -31,6 +31,8 @@ away from stdout), served by a small raw newline-JSON-RPC loop written without t
 * ``banner``         -- writes a start-up banner to stdout before it reads any input;
 * ``late-banner``    -- the same after a slow start (``LATE_BANNER`` seconds after it says it
   serves): past the audit's first window, still before it reads any input;
+* ``late-notice``    -- after the same slow start, sends ``notifications/tools/list_changed``
+  before it reads any input (before initialized, a server sends pings and log messages only);
 * ``lax``            -- answers an unknown method, and a call to a tool it does not list, with a
   result instead of an error;
 * ``slow-reply``     -- its first reply (whatever the first request is) waits ``--delay`` seconds
@@ -63,14 +65,14 @@ HELPERS = {"grandchild": {"new_session": True, "ignore_term": False},
            "helper-ignores-term": {"new_session": False, "ignore_term": True}}
 SDK_MODES = ("crash", "hang", *HELPERS, "ignore-term", "print", "slow-start")
 RAW_MODES = ("noise", "bad-frame", "huge-page", "bad-tool", "snake-cursor", "spawn-and-exit", "banner",
-             "late-banner", "lax", "slow-reply")
+             "late-banner", "late-notice", "lax", "slow-reply")
 MODES = SDK_MODES + RAW_MODES
 PAGES = (("alpha",), (), ("beta", "gamma"))
 NAMES = frozenset(name for page in PAGES for name in page)
 CURSORS = (None, "page-2", "page-3")  # fixed: these servers are about the process, not the cursor
 HUGE_PAGE = 100_000
 SLOW_START = 3.0  # seconds
-LATE_BANNER = 1.0  # seconds late-banner takes to start: the audit has sent initialize by then
+LATE_BANNER = 1.0  # seconds late-banner and late-notice take to start: the audit has sent initialize by then
 SLOW_REPLY = 12.0  # seconds before the first reply of slow-reply: past the audit's 10 s request budget
 INPUT_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
 MODERN_FIELDS = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
@@ -192,8 +194,10 @@ def serve_raw(mode: str, delay: float = SLOW_REPLY) -> int:
     ready = lab_file("ready")
     if ready is not None:
         ready.touch()  # what _base.serve() tells connect(): about to serve
-    if mode == "late-banner":
+    if mode in ("late-banner", "late-notice"):
         time.sleep(LATE_BANNER)
+    if mode == "late-notice":
+        _write(json.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
     if mode in ("banner", "late-banner"):
         _write("hostile: ready")  # before any input: no client expects a line here
     first = first_reply = True
