@@ -25,7 +25,8 @@ from typing import Iterator
 from course_lib._runtime import fastlaunch as forkserver
 from course_lib.paths import ROOT
 
-BUILT = (".venv-sdk129", ".venv-servers", "fixtures/peers/node_modules")  # set-up output, not in git
+BUILT = (".venv-sdk129", ".venv-servers", ".venv-classroom", "fixtures/peers/node_modules", "fixtures/slides/node_modules",
+         "fixtures/classroom/node_modules")  # set-up output, not in git
 AUDIT_ROW = re.compile(r"^\s+(\S.*\(\S+\))\s+([\d.]+) ms\s+([\d.]+) ms\s+([\d.]+)\s*$")
 
 
