@@ -1,7 +1,8 @@
 """Two trees side by side in one bench run: this one and a git revision's (``--against REF``).
 
-The revision is unpacked from ``git archive`` into a temporary directory (the set-up output that
-is not in git, such as the pinned servers' environments, linked in) and run with this tree's
+The revision is checked out as a detached git worktree in a temporary directory (a checkout, as the
+tests that read ``git status`` expect; the set-up output that is not in git, such as the pinned
+servers' environments, linked in; removed at the end) and run with this tree's
 interpreter, its ``PYTHONPATH`` pointing at it; runs alternate between the trees, so neighbours
 in time share the machine's load. ``suite_against``: the pytest part of ``make test``;
 ``audit_against``: the audit part of the bench (audit against a bare walk, per server), each
@@ -12,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -25,8 +25,10 @@ from typing import Iterator
 from course_lib._runtime import fastlaunch as forkserver
 from course_lib.paths import ROOT
 
-BUILT = (".venv-sdk129", ".venv-servers", ".venv-classroom", "fixtures/peers/node_modules", "fixtures/slides/node_modules",
-         "fixtures/classroom/node_modules")  # set-up output, not in git
+# Set-up output, not in git, ignored as a link too (the classroom's interpreters, ignored as a folder
+# only, the other tree's classroom test builds for itself)
+BUILT = (".venv-sdk129", ".venv-servers", "fixtures/peers/node_modules", "fixtures/slides/node_modules",
+         "fixtures/classroom/node_modules")
 AUDIT_ROW = re.compile(r"^\s+(\S.*\(\S+\))\s+([\d.]+) ms\s+([\d.]+) ms\s+([\d.]+)\s*$")
 
 
@@ -64,17 +66,18 @@ def timed_run(argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[s
 
 @contextmanager
 def trees(ref: str) -> Iterator[dict[str, Path]]:
-    """``{"this tree": ROOT, ref: its unpacked tree}``, the latter removed at the end."""
+    """``{"this tree": ROOT, ref: its checkout}``, the latter removed at the end."""
     with tempfile.TemporaryDirectory(prefix="course-bench-") as tmp:
         base = Path(tmp) / "base"
-        base.mkdir()
-        archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True)
-        subprocess.run(["tar", "-x", "-C", str(base)], input=archive.stdout, check=True)
-        for built in BUILT:
-            if (ROOT / built).exists():
-                (base / built).symlink_to((ROOT / built).resolve())
-        yield {"this tree": ROOT, ref: base}
-        shutil.rmtree(base / ".pytest_cache", ignore_errors=True)
+        subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(base), ref], cwd=ROOT, check=True)
+        try:
+            for built in BUILT:
+                if (ROOT / built).exists():
+                    (base / built).symlink_to((ROOT / built).resolve())
+            yield {"this tree": ROOT, ref: base}
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT, capture_output=True)
+            subprocess.run(["git", "worktree", "prune"], cwd=ROOT, capture_output=True)
 
 
 def _env(tree: Path) -> dict[str, str]:
