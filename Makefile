@@ -92,13 +92,13 @@ binder-check: $(STAMP)
 ##       and a short real-browser check (the chapters with widgets, each driven by real clicks:
 ##       00 and 02 here; 01 is run and clicked through by the instructor-view test, once per run)
 BROWSER_SMOKE := notebooks/00_orientation.ipynb notebooks/02_cursor_failures.ipynb
-# eight workers on two cores: the suite mostly waits (server starts, budgets, kernels, a browser), it
+# six workers on two cores: the suite mostly waits (server starts, budgets, kernels, a browser), it
 # does not compute; make bench measures the wall time. The steps after the pytest part need nothing
 # from it, so they run beside it (test-beside), their output printed after pytest's; make test fails
 # when either part does.
 test: $(STAMP)
 	@log=$$(mktemp); $(MAKE) --no-print-directory test-beside >"$$log" 2>&1 & beside=$$!; \
-	 $(BIN)/python -m pytest -n 8 --durations=25 $(addprefix --ignore=,$(PORTABLE_TESTS)) $(PYTEST_ARGS); \
+	 $(BIN)/python -m pytest -n 6 --durations=25 $(addprefix --ignore=,$(PORTABLE_TESTS)) $(PYTEST_ARGS); \
 	 status=$$?; wait $$beside || status=1; cat "$$log"; rm -f "$$log"; exit $$status
 
 test-beside: $(STAMP)
