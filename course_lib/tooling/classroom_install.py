@@ -159,11 +159,18 @@ def take_lock(lock, wait: float | None) -> None:
             time.sleep(min(1.0, wait))
 
 
+def current(stamp: Path, pins: list[Path]) -> bool:
+    """Whether the install that wrote ``stamp`` serves this course folder (the stamp names it: a folder
+    moved or copied leaves the students' kernels importing the old one) and is newer than ``pins``."""
+    return (stamp.exists() and stamp.read_text(encoding="utf-8") == str(ROOT)
+            and all(p.stat().st_mtime <= stamp.stat().st_mtime for p in pins))
+
+
 def _install() -> None:
     python, stamp = VENV / "bin" / "python", VENV / ".installed"
     pins = [ROOT / "pyproject.toml", *(ROOT / lock for lock in
                                        (".ci/constraints.txt", *(entry[2] for entry in PEER_VENVS)))]
-    if stamp.exists() and python.exists() and all(p.stat().st_mtime <= stamp.stat().st_mtime for p in pins):
+    if python.exists() and current(stamp, pins):
         return
     stamp.unlink(missing_ok=True)
     base = base_interpreter()
@@ -188,7 +195,7 @@ def _install() -> None:
                 done.result()  # the first that failed raises here, after all have ended
     for folder in [VENV, *(VENV / entry[1] for entry in PEER_VENVS)]:
         os.chmod(folder, 0o755)
-    stamp.touch()
+    stamp.write_text(str(ROOT), encoding="utf-8")
 
 
 def student_environment() -> dict[str, str]:

@@ -112,3 +112,21 @@ def test_the_students_venv_is_the_set_ups_packages_with_its_commands_pointing_at
     assert os.readlink(theirs / "bin" / "python") == "/usr/bin/python3"
     classroom_install.copy_venv(ours, theirs)  # again, over its own copy
     assert (site / "pkg" / "__init__.py").read_text() == "X = 1\n"
+
+
+def test_an_install_serves_the_course_folder_its_stamp_names(tmp_path):
+    """A classroom install made for another folder (the course moved or copied) is not current: its
+    students would import that folder's course_lib; nor is one older than a pin."""
+    import os
+
+    pin, stamp = tmp_path / "constraints.txt", tmp_path / ".installed"
+    pin.write_text("mcp==2.3.0\n")
+    assert not classroom_install.current(stamp, [pin])  # none yet
+    stamp.write_text(str(classroom_install.ROOT))
+    os.utime(pin, (1, 1))
+    assert classroom_install.current(stamp, [pin])
+    stamp.write_text("/somewhere/else/mcp-robustness-course")
+    assert not classroom_install.current(stamp, [pin])
+    stamp.write_text(str(classroom_install.ROOT))
+    os.utime(pin, (stamp.stat().st_mtime + 10,) * 2)
+    assert not classroom_install.current(stamp, [pin])  # a pin changed since
