@@ -103,11 +103,14 @@ def suite_against(ref: str, pairs: int) -> None:
                 done, wall, cpu = timed_run([sys.executable, "-m", "pytest", "-n", n, "-q", "-p", "no:cacheprovider",
                                              *not_portable(both[name])], _env(both[name]), cwd=both[name])
                 walls[name].append(wall)
-                if done.returncode != 0:
-                    failed.add(name)
                 summary = [line for line in done.stdout.splitlines() if line.strip()][-1:] or ["(no output)"]
                 print(f"   {name:>12}: -n {n}  wall {wall:6.1f} s   cpu {cpu:6.1f} s   exit {done.returncode}   "
                       f"{summary[0].strip('= ')}   ({load()})")
+                if done.returncode != 0:
+                    failed.add(name)
+                    for line in done.stdout.splitlines():  # pytest's short summary: what failed, by name
+                        if line.startswith(("FAILED ", "ERROR ")):
+                            print(f"   {name:>12}: {line[:150]}")
     now, before = statistics.median(walls["this tree"]), statistics.median(walls[ref])
     print(f"   ratio this tree / {ref}: {now / before:.3f} (median wall times)" if not failed else
           f"   no ratio: the run of {' and '.join(sorted(failed))} failed (a failing suite is not a time)")
