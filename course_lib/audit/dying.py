@@ -27,20 +27,19 @@ DIED = "MUST (course: a server and what it started go when its client dies)"
 POLL = 0.05  # seconds between two looks at what is still running
 
 
-async def _die(process, fds=(1, 0)) -> None:
-    """Close the client's ends of the pipes ``fds`` (the server's 1: stdout, 0: stdin), as the kernel
-    does for a client that died.
+async def _close(process, fd: int) -> None:
+    """Close the client's end of the server's pipe ``fd`` (1: stdout, 0: stdin), as the kernel does
+    for a client that died.
 
     A fork-server lab's pipe ends are plain descriptors; a cold start's are asyncio pipe transports,
     whose stream ``aclose`` would only mark the stream ended: the transports themselves are closed
     (not the process transport, whose ``close`` would kill the server)."""
     transport = getattr(getattr(process._proc, "_process", None), "_transport", None)
-    for fd, end in ((fd, {1: process.stdout, 0: process.stdin}[fd]) for fd in fds):
-        pipe = transport.get_pipe_transport(fd) if transport is not None else None
-        try:
-            pipe.close() if pipe is not None else await end.aclose()
-        except SENT:
-            pass
+    pipe = transport.get_pipe_transport(fd) if transport is not None else None
+    try:
+        pipe.close() if pipe is not None else await (process.stdout if fd == 1 else process.stdin).aclose()
+    except SENT:
+        pass
     await anyio.sleep(0)  # the transports close on the next turn of the loop
 
 
@@ -76,9 +75,9 @@ async def _dies(ctx: Context, conn) -> tuple[str, str]:
     process = conn.process
     # The client dies before the reply is written, whatever the server's speed: its end of stdout is
     # closed first (the reply finds no reader), then the request is sent and stdin closes.
-    await _die(process, (1,))
+    await _close(process, 1)
     await conn.send(conn.request_line("course-audit-in-flight", method))
-    await _die(process, (0,))
+    await _close(process, 0)
     died = time.monotonic()
     while True:
         alive = proctree.lab_processes(process.pid, process.workdir, process.started)

@@ -81,7 +81,9 @@ async def run(ctx: Context, report) -> None:
 
     seen: dict[str, list[bytes]] = {"message": [], "noise": [], "oversized": []}
     early: list[bytes] = []
-    unanswered: list[bytes] = []  # after the first input, before the reply to it: non-protocol lines, messages
+    # after the first input, before the reply to it: non-protocol lines, and messages a server may not send yet
+    late_noise: list[bytes] = []
+    late_messages: list[dict] = []
     exited = forced = False
     tail = b""
     answered = False
@@ -115,8 +117,10 @@ async def run(ctx: Context, report) -> None:
                         kind = classify(line)
                         seen[kind].append(line)
                         message = json.loads(line) if kind == "message" else {}
-                        if not answered and (kind == "noise" or message.get("method") not in EARLY_ALLOWED):
-                            unanswered.append(line)
+                        if not answered and kind == "noise":
+                            late_noise.append(line)
+                        elif not answered and message.get("method") not in EARLY_ALLOWED:
+                            late_messages.append(message)
                         answered = answered or (message.get("id") == 1 and "method" not in message)
                 took_reply = time.monotonic() - sent
                 if answered:
@@ -141,7 +145,7 @@ async def run(ctx: Context, report) -> None:
             process.signal_group(signal.SIGTERM)
     ctx.leftovers.extend(process.swept)
     code = process.returncode
-    _before_input(report, early, unanswered)
+    _before_input(report, early, late_noise, late_messages)
     ctx.noise.extend(line for line in early if classify(line) == "noise")
     ctx.noise.extend(seen["noise"])
     ctx.oversized.extend(MAX_FRAME for _ in seen["oversized"])
@@ -197,10 +201,8 @@ def not_checked(ctx: Context, report) -> None:
             report.lines[i] = replace(line, verdict="INFO", rule=LATE, detail=why)
 
 
-def _before_input(report, early: list[bytes], unanswered: list[bytes]) -> None:
+def _before_input(report, early: list[bytes], late_noise: list[bytes], late_messages: list[dict]) -> None:
     early_noise = [line for line in early if classify(line) != "message"]
-    late_noise = [line for line in unanswered if classify(line) != "message"]
-    late_messages = [json.loads(line) for line in unanswered if classify(line) == "message"]
     if early_noise or late_noise:
         noise, when = (early_noise, "any input") if early_noise else (late_noise, "its reply to initialize")
         report.add("stdout.before-input", "FAIL", STDIO, LEGACY,
